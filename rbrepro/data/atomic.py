@@ -1,0 +1,30 @@
+"""Atomic file writes: a reader sees the old file or the complete new one, never a part."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def atomic_path(dest: Path | str):
+    """Yield a temporary path beside `dest`; on success it replaces `dest` atomically."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, dest)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def write_text_atomic(dest: Path | str, text: str) -> None:
+    with atomic_path(dest) as tmp:
+        Path(tmp).write_text(text)

@@ -1,0 +1,59 @@
+"""Plain-numpy references of the Random Binning kernels (slow; for tests only)."""
+
+import numpy as np
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+def mix64(z):
+    """splitmix64 finalizer on a uint64 array (wrapping arithmetic)."""
+    z = np.asarray(z, dtype=np.uint64) + _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+def bin_vectors(X, u, inv_delta):
+    """Integer bin vectors: grids x rows x features, b = floor((x - u) / delta) (Alg. 1)."""
+    X = np.asarray(X, dtype=np.float64)
+    return np.floor((X[None, :, :] - u[:, None, :]) * inv_delta[:, None, :]).astype(np.int64)
+
+
+def bin_keys(X, u, inv_delta, base):
+    """Keys (grids x rows): sum over features of mix64(base_j + b_j), mod 2^64."""
+    b = bin_vectors(X, u, inv_delta)
+    with np.errstate(over="ignore"):
+        terms = mix64(base[None, None, :] + b.astype(np.uint64))
+        return terms.sum(axis=2, dtype=np.uint64)
+
+
+def column_ids(keys):
+    """Per grid, distinct keys numbered in order of first appearance (local ids)."""
+    ids = np.empty(keys.shape, dtype=np.int64)
+    n_bins = []
+    for r, row in enumerate(keys):
+        uniq, first, inverse = np.unique(row, return_index=True, return_inverse=True)
+        rank = np.empty(len(uniq), dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(uniq))
+        ids[r] = rank[inverse]
+        n_bins.append(len(uniq))
+    return ids, np.array(n_bins)
+
+
+def dense_features(ids, n_columns):
+    """Dense N x D feature matrix from grid-major column ids (value 1/sqrt(R), -1 = no entry)."""
+    n_grids, n = ids.shape
+    Z = np.zeros((n, n_columns))
+    for r in range(n_grids):
+        ok = ids[r] >= 0
+        Z[np.flatnonzero(ok), ids[r][ok]] += 1.0 / np.sqrt(n_grids)
+    return Z
+
+
+def laplacian_kernel(X, Y, sigma):
+    """exp(-sigma * ||x - y||_1) for every pair (dense, brute force)."""
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    return np.exp(-sigma * np.abs(X[:, None, :] - Y[None, :, :]).sum(axis=2))
