@@ -47,7 +47,7 @@ def _blas() -> str:
 def provenance() -> dict:
     """Static facts about this process's software and machine (computed once)."""
     commit = _git("rev-parse", "HEAD")
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    status = _git("status", "--porcelain")
     return {
         "rbrepro_version": rbrepro.__version__,
         "git_commit": commit or "",

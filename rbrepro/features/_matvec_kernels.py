@@ -50,3 +50,4 @@ def scatter(ids, V, offsets, out):
             if col >= 0:
                 for c in range(n_cols):
                     out[col, c] += V[i, c]
+

@@ -1,0 +1,5 @@
+"""`python -m rbrepro` runs the command line."""
+
+from rbrepro.cli import app
+
+app()

@@ -1,0 +1,287 @@
+"""The rbrepro command line: a thin layer over the library.
+
+    rbrepro fetch ijcnn1
+    rbrepro featurize ijcnn1 --method rb --R 256 --sigma 1.58
+    rbrepro train ijcnn1 --method rb --R 256 --sigma 1.58 --json
+    rbrepro sweep configs/fig3.yaml --dataset ijcnn1
+    rbrepro plot fig3 results/fig3
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Reproduce 'Revisiting Random Binning Features' (Wu et al., KDD'16): fetch the LIBSVM datasets, "
+         "build Random Binning features, train ridge models, run sweeps from YAML configs and plot the "
+         "paper's figures. sigma is an inverse kernel width: k(x, y) = exp(-sigma ||x - y||_1).",
+)
+err = Console(stderr=True)
+
+DATA_HELP = "Dataset cache folder [default: $RBREPRO_DATA or ./datasets]."
+MIRROR_HELP = ("Base of a LIBSVM mirror in the site's layout: a directory or an http(s) URL "
+               "[default: $RBREPRO_MIRROR, else the LIBSVM site].")
+
+
+class Method(str, Enum):
+    rb = "rb"
+
+
+class Figure(str, Enum):
+    fig3 = "fig3"
+
+
+def _fail(message: str, code: int = 2):
+    err.print(f"[bold red]rbrepro: error:[/] {message}", highlight=False, markup=True, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _guard(fn):
+    """Turn the library's expected errors into one-line messages (exit status 2)."""
+    from rbrepro.data.fetch import FetchError
+    from rbrepro.data.libsvm import ParseError
+    from rbrepro.sweep.config import ConfigError
+    from rbrepro.sweep.runner import SweepLocked
+
+    try:
+        return fn()
+    except (ConfigError, FetchError, ParseError, SweepLocked, FileNotFoundError, ValueError, MemoryError) as exc:
+        _fail(str(exc))
+    except KeyError as exc:
+        _fail(exc.args[0] if exc.args else str(exc))
+
+
+@app.command()
+def fetch(
+    name: Optional[str] = typer.Argument(None, help="Dataset name (see --list)."),
+    all_: bool = typer.Option(False, "--all", help="Fetch every dataset that can be downloaded."),
+    list_: bool = typer.Option(False, "--list", help="List the registry: task, size, splits, cached or not."),
+    mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+):
+    """Download a dataset, verify its sha256 and cache it (parsed into a fast binary form).
+
+    Files come from the LIBSVM site or a mirror (--mirror / $RBREPRO_MIRROR), are checked
+    against the mirror's MANIFEST.tsv or the recorded hashes, and land atomically under
+    DATA_DIR/raw; the parsed matrices go to DATA_DIR/cache.
+    """
+    from rbrepro.data.load import data_dir as resolve_dir, default_mirror, load_dataset
+    from rbrepro.data.registry import REGISTRY
+
+    root = resolve_dir(data_dir)
+    if list_:
+        for spec in REGISTRY.values():
+            if spec.source.startswith("sklearn:"):
+                state = "embedded"
+            elif spec.source == "user":
+                state = "user-supplied"
+            else:
+                have = [(root / "raw" / f.path).exists() for f in spec.files]
+                state = "cached" if all(have) else ("partial" if any(have) else "not fetched")
+            split = "test file" if spec.test else "seeded 80/20"
+            typer.echo(f"{spec.name:10s} {spec.task:10s} d={spec.n_features:<4d} "
+                       f"train/test {spec.n_train}/{spec.n_test} ({split}) {state}")
+        return
+    names = [s.name for s in REGISTRY.values() if s.source == "libsvm"] if all_ else [name] if name else []
+    if not names:
+        _fail("name a dataset, or use --all or --list")
+    for n in names:
+        start = time.perf_counter()
+        ds = _guard(lambda n=n: load_dataset(n, data_dir, default_mirror(mirror), progress=not quiet))
+        typer.echo(f"{n}: {ds.info['n_train']} train / {ds.info['n_test']} test rows, "
+                   f"{ds.info['n_features']} features, {ds.split}, scaling {ds.scaling} "
+                   f"({time.perf_counter() - start:.1f} s)")
+
+
+@app.command()
+def featurize(
+    name: str = typer.Argument(..., help="Dataset name."),
+    method: Method = typer.Option(Method.rb, "--method", help="Feature map."),
+    R: int = typer.Option(256, "--R", "-R", min=1, help="Number of random grids R (non-zeros per row)."),
+    sigma: float = typer.Option(1.0, "--sigma", min=0.0, help="Inverse kernel width sigma (> 0)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the grid draw."),
+    threads: int = typer.Option(0, "--threads", min=0, help="numba threads (0 = all cores)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
+    mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
+):
+    """Build Random Binning features of a dataset and report D, nnz, kappa and time."""
+    import numba
+
+    from rbrepro.data.load import load_dataset
+    from rbrepro.features import RandomBinningFeatures
+
+    if threads:
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    data = _guard(lambda: load_dataset(name, data_dir, mirror, progress=not as_json))
+
+    def work():
+        rb = RandomBinningFeatures(n_grids=R, sigma=sigma, random_state=seed)
+        rb.warm_up(data.X_train)
+        t0 = time.perf_counter()
+        Z = rb.fit_transform_binned(data.X_train)
+        t1 = time.perf_counter()
+        Zt = rb.transform_binned(data.X_test)
+        t2 = time.perf_counter()
+        return {"dataset": name, "method": method.value, "R": R, "sigma": sigma, "seed": seed,
+                "n_train": Z.n_rows, "D": rb.n_bins_, "nnz": rb.nnz_, "kappa": rb.kappa_,
+                "test_unseen_share": float((Zt.ids < 0).mean()), "featurize_s": t1 - t0,
+                "transform_test_s": t2 - t1, "threads": numba.get_num_threads()}
+
+    out = _guard(work)
+    if as_json:
+        typer.echo(json.dumps(out))
+    else:
+        typer.echo(f"{name}: RB R={R} sigma={sigma:g}: D={out['D']} nnz={out['nnz']} kappa={out['kappa']:.2f} "
+                   f"featurize {out['featurize_s']:.3f} s ({out['threads']} threads), test transform "
+                   f"{out['transform_test_s']:.3f} s, {100 * out['test_unseen_share']:.1f}% test entries in unseen bins")
+
+
+@app.command()
+def train(
+    name: str = typer.Argument(..., help="Dataset name."),
+    method: Method = typer.Option(Method.rb, "--method", help="Model."),
+    R: int = typer.Option(256, "--R", "-R", min=1, help="Number of random grids R."),
+    sigma: float = typer.Option(1.0, "--sigma", help="Inverse kernel width sigma (> 0)."),
+    lam: Optional[float] = typer.Option(None, "--lam", help="Ridge lambda [default: the dataset's, usually 0.01]."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random features."),
+    maxit: int = typer.Option(50, "--maxit", min=0, help="CG iteration cap (authors: 50)."),
+    tol: float = typer.Option(1e-3, "--tol", help="CG relative-residual target (authors: 1e-3)."),
+    center: bool = typer.Option(False, "--center/--no-center",
+                                help="Subtract the training mean of y (the authors' RB driver does not)."),
+    threads: int = typer.Option(0, "--threads", min=0, help="numba threads (0 = all cores)."),
+    as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object: the result row."),
+    mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
+):
+    """Train ridge on random features (CG on Z) and report train/test performance and times.
+
+    train_s = featurize_s + solve_s: wall time after loading, without numba compilation.
+    The metric is accuracy in % (classification) or relative error ||y - y_hat|| / ||y||.
+    """
+    from rbrepro.data.load import load_dataset
+    from rbrepro.data.registry import get_spec
+    from rbrepro.models.cell import CellParams, run_cell
+
+    spec = _guard(lambda: get_spec(name))
+    params = CellParams(dataset=name, method=method.value, sigma=sigma, R=R,
+                        lam=spec.lam if lam is None else lam, maxit=maxit, tol=tol, center=center, seed=seed,
+                        threads=threads)
+    _guard(params.validate)
+    data = _guard(lambda: load_dataset(name, data_dir, mirror, progress=not as_json))
+    row = _guard(lambda: run_cell(params, data))
+    if as_json:
+        typer.echo(json.dumps(row, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
+        return
+    unit = "%" if row["metric"] == "accuracy" else ""
+    typer.echo(f"{name}: RB R={R} sigma={sigma:g} lam={params.lam:g}: test {row['metric']} "
+               f"{row['test_metric']:.4g}{unit} (train {row['train_metric']:.4g}{unit}); D={row['D']} "
+               f"kappa={row['kappa']:.2f}; CG {row['cg_iterations']} it; featurize {row['featurize_s']:.3f} s + "
+               f"solve {row['solve_s']:.3f} s = train {row['train_s']:.3f} s; predict {row['predict_s']:.3f} s "
+               f"({row['threads']} threads)")
+
+
+def _parse_floats(values: List[str], option: str) -> list[float]:
+    out = []
+    for v in values:
+        for part in v.split(","):
+            try:
+                x = float(part)
+            except ValueError:
+                _fail(f"{option}: {part!r} is not a number")
+            if not math.isfinite(x):
+                _fail(f"{option}: {part!r} is not finite")
+            out.append(x)
+    return out
+
+
+@app.command()
+def sweep(
+    config: Path = typer.Argument(..., help="Sweep config (YAML), e.g. configs/fig3.yaml."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Results folder [default: results/<config name>]."),
+    dataset: List[str] = typer.Option([], "--dataset", "-d", help="Run only this dataset (repeatable)."),
+    sigma: List[str] = typer.Option([], "--sigma", help="Run only these sigma values (repeatable or a,b,c)."),
+    R: List[int] = typer.Option([], "--R", "-R", help="Run only these R values (repeatable)."),
+    seed: List[int] = typer.Option([], "--seed", help="Run only these seeds (repeatable)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List the cells and which are done; run nothing."),
+    mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+):
+    """Run a config's grid (datasets x methods x sigma x R x seeds) and write the results CSV.
+
+    Each finished cell is written atomically to OUT/cells/<key>.json and OUT/results.csv is
+    rebuilt from them, so a killed sweep resumes where it stopped; cells already done are
+    skipped and failed cells are recorded and retried on the next run. Filters narrow the
+    grid without editing the YAML.
+    """
+    from rbrepro.sweep.config import load_config
+    from rbrepro.sweep.runner import cell_states, run_sweep, select
+
+    cfg = _guard(lambda: load_config(config))
+    unknown = [d for d in dataset if d not in {g.name for g in cfg.datasets}]
+    if unknown:
+        _fail(f"--dataset {unknown[0]!r} is not in {config}; it has {', '.join(g.name for g in cfg.datasets)}")
+    cells = select(cfg.cells(), dataset, _parse_floats(sigma, "--sigma"), R, seed)
+    if not cells:
+        _fail(f"the filters select no cell of {config}")
+    out_dir = out or Path("results") / cfg.name
+    if dry_run:
+        states = cell_states(cells, out_dir)
+        for s in states:
+            p = s.params
+            typer.echo(f"{s.key} {s.status:6s} {p.dataset} {p.method} sigma={p.sigma:g} R={p.R} lam={p.lam:g} "
+                       f"seed={p.seed}")
+        n_done = sum(s.status == "done" for s in states)
+        typer.echo(f"{len(states)} cells, {n_done} done, {sum(s.status == 'failed' for s in states)} failed, "
+                   f"{len(states) - n_done} to run -> {out_dir}")
+        return
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), TextColumn("{task.fields[failed]} failed"), console=err,
+                  disable=quiet) as bar:
+        task = bar.add_task(f"sweep {cfg.name}", total=len(cells), failed=0)
+
+        def progress(done, failed, total):
+            bar.update(task, completed=done + failed, failed=failed)
+
+        counts = _guard(lambda: run_sweep(cfg, out_dir, cells, data_dir, mirror, on_progress=progress))
+    typer.echo(f"{cfg.name}: {counts['done']}/{counts['total']} cells done ({counts['ran']} run now, "
+               f"{counts['skipped']} already done), {counts['failed']} failed -> {out_dir / 'results.csv'}")
+    if counts["failed"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+def plot(
+    figure: Figure = typer.Argument(..., help="Which figure (Fig. 3: RB performance and time vs sigma)."),
+    results: Path = typer.Argument(..., help="A results folder (with results.csv) or a results CSV."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output path without suffix [default: figures/<figure>]."),
+):
+    """Draw a figure of the paper from result CSVs, as PNG and PDF."""
+    from rbrepro.plots import make_figure
+
+    paths = _guard(lambda: make_figure(figure.value, results, out or Path("figures") / figure.value))
+    typer.echo(" ".join(str(p) for p in paths))
+
+
+def main():  # pragma: no cover - console entry for `python -m rbrepro`
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""Figures from result CSVs (never from anything else)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from rbrepro.plots.fig3 import plot_fig3
+
+FIGURES = {"fig3": plot_fig3}
+
+
+def load_results(path: str | Path) -> tuple[pd.DataFrame, list[str] | None]:
+    """A results CSV (or a results folder holding results.csv) and, when the resolved config
+    sits beside it, the datasets that config asked for."""
+    path = Path(path)
+    csv = path / "results.csv" if path.is_dir() else path
+    if not csv.exists():
+        raise FileNotFoundError(f"{csv}: no results CSV here; run `rbrepro sweep CONFIG` first")
+    try:
+        frame = pd.read_csv(csv)
+    except pd.errors.EmptyDataError:
+        frame = pd.DataFrame()
+    if frame.empty:
+        raise ValueError(f"{csv}: the results CSV has no rows")
+    required = {"dataset", "method", "sigma", "R", "seed", "metric", "train_metric", "test_metric", "train_s", "D"}
+    lacking = sorted(required - set(frame.columns))
+    if lacking and not ("status" in frame and (frame["status"] != "ok").all()):
+        raise ValueError(f"{csv}: missing columns {', '.join(lacking)}; is this an rbrepro results CSV?")
+    resolved = csv.parent / "config.resolved.yaml"
+    expected = None
+    if resolved.exists():
+        expected = list((yaml.safe_load(resolved.read_text()) or {}).get("datasets", {}) or {})
+    return frame, expected
+
+
+def make_figure(figure: str, results: str | Path, out_base: str | Path) -> list[Path]:
+    if figure not in FIGURES:
+        raise ValueError(f"unknown figure {figure!r}; available: {', '.join(FIGURES)}")
+    frame, expected = load_results(results)
+    return FIGURES[figure](frame, Path(out_base), expected)

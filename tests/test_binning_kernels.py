@@ -1,0 +1,121 @@
+"""Every Random Binning numba kernel against its plain-numpy reference."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rbrepro.features import RandomBinningFeatures, random_binning
+from rbrepro.features import reference as ref
+
+
+def _fit(X, R=12, sigma=2.0, seed=3):
+    rb = RandomBinningFeatures(n_grids=R, sigma=sigma, random_state=seed)
+    return rb, rb.fit_transform_binned(X)
+
+
+@pytest.fixture
+def X():
+    return np.random.default_rng(0).random((400, 6))
+
+
+def test_keys_and_column_ids_match_reference(X):
+    rb, Z = _fit(X)
+    keys = ref.bin_keys(X, rb.offsets_, 1.0 / rb.deltas_, rb._bases)
+    local, n_bins = ref.column_ids(keys)
+    np.testing.assert_array_equal(n_bins, rb.bins_per_grid_)
+    np.testing.assert_array_equal(Z.ids, local + rb.column_offsets_[:-1, None])
+    assert rb.n_bins_ == n_bins.sum() and Z.n_columns == rb.n_bins_
+
+
+def test_keys_separate_exactly_the_distinct_bin_vectors(X):
+    rb, Z = _fit(X, R=5)
+    bins = ref.bin_vectors(X, rb.offsets_, 1.0 / rb.deltas_)
+    for r in range(5):
+        n_distinct = len(np.unique(bins[r], axis=0))
+        assert rb.bins_per_grid_[r] == n_distinct
+        # rows share a column exactly when they share the whole bin vector
+        same_col = Z.ids[r][:, None] == Z.ids[r][None, :]
+        same_bin = (bins[r][:, None, :] == bins[r][None, :, :]).all(axis=2)
+        np.testing.assert_array_equal(same_col, same_bin)
+
+
+def test_kappa_is_mean_inverse_largest_bin_share(X):
+    rb, Z = _fit(X)
+    expected = np.mean([len(X) / np.bincount(Z.ids[r] - Z.offsets[r]).max() for r in range(Z.n_grids)])
+    assert rb.kappa_ == pytest.approx(expected)
+    assert rb.nnz_ == Z.nnz == len(X) * 12
+
+
+def test_sparse_input_gives_the_same_columns_as_dense():
+    rng = np.random.default_rng(1)
+    X = rng.random((300, 40)) * (rng.random((300, 40)) < 0.2)
+    rb_dense, Z_dense = _fit(X, R=9)
+    rb_sparse, Z_sparse = _fit(sp.csr_matrix(X), R=9)
+    np.testing.assert_array_equal(Z_dense.ids, Z_sparse.ids)
+    np.testing.assert_array_equal(rb_dense.transform_binned(X[:50]).ids, rb_sparse.transform_binned(sp.csr_matrix(X[:50])).ids)
+
+
+def test_transform_of_training_rows_reproduces_fit_and_unseen_bins_are_dropped(X):
+    rb, Z = _fit(X)
+    np.testing.assert_array_equal(rb.transform_binned(X).ids, Z.ids)
+    far = X[:20] + 50.0  # far outside the training range: every bin unseen
+    assert (rb.transform_binned(far).ids == -1).all()
+    mixed = np.vstack([X[:5], far[:5]])
+    Zm = rb.transform_binned(mixed)
+    assert (Zm.ids[:, :5] >= 0).all() and (Zm.ids[:, 5:] == -1).all()
+    assert rb.transform(far).nnz == 0
+
+
+def test_grid_batches_do_not_change_the_result(X, monkeypatch):
+    _, Z_one = _fit(X, R=20)
+    monkeypatch.setattr(random_binning, "KEY_BATCH_BYTES", 8 * len(X) * 3)  # tiny batches
+    rb, Z_many = _fit(X, R=20)
+    assert len(list(random_binning._grid_batches(20, len(X)))) > 1
+    np.testing.assert_array_equal(Z_one.ids, Z_many.ids)
+    np.testing.assert_array_equal(rb.transform_binned(X).ids, Z_one.ids)
+
+
+@pytest.mark.parametrize("n_cols", [1, 3])
+def test_gather_and_scatter_match_dense_products(X, n_cols):
+    rb, Z = _fit(X)
+    rng = np.random.default_rng(2)
+    dense = ref.dense_features(Z.ids, Z.n_columns)
+    W = rng.standard_normal((Z.n_columns, n_cols))
+    V = rng.standard_normal((len(X), n_cols))
+    np.testing.assert_allclose(Z.matvec(W), dense @ W, atol=1e-12)
+    np.testing.assert_allclose(Z.rmatvec(V), dense.T @ V, atol=1e-12)
+    np.testing.assert_allclose(Z.matvec(W[:, 0]), dense @ W[:, 0], atol=1e-12)
+    # test-time matrix with unseen bins (-1) is handled by the same kernels
+    Zt = rb.transform_binned(np.vstack([X[:30], X[:30] + 50.0]))
+    dense_t = ref.dense_features(Zt.ids, Zt.n_columns)
+    np.testing.assert_allclose(Zt.matvec(W), dense_t @ W, atol=1e-12)
+    np.testing.assert_allclose(Zt.rmatvec(V[:60]), dense_t.T @ V[:60], atol=1e-12)
+
+
+def test_csr_export_equals_reference(X):
+    _, Z = _fit(X)
+    np.testing.assert_allclose(Z.to_csr().toarray(), ref.dense_features(Z.ids, Z.n_columns))
+    assert np.allclose(Z.to_csr().sum(axis=1), np.sqrt(Z.n_grids))  # R entries of 1/sqrt(R) per row
+
+
+def test_same_seed_same_features_different_seed_different(X):
+    _, a = _fit(X, seed=7)
+    _, b = _fit(X, seed=7)
+    _, c = _fit(X, seed=8)
+    np.testing.assert_array_equal(a.ids, b.ids)
+    assert not np.array_equal(a.ids, c.ids)
+
+
+@pytest.mark.parametrize("bad", [{"n_grids": 0}, {"n_grids": 2.5}, {"sigma": 0.0}, {"sigma": -1.0},
+                                 {"sigma": float("nan")}])
+def test_invalid_parameters_are_rejected(X, bad):
+    params = {"n_grids": 4, "sigma": 1.0, **bad}
+    with pytest.raises(ValueError):
+        RandomBinningFeatures(**params).fit(X)
+
+
+def test_nan_input_is_rejected():
+    X = np.ones((4, 2))
+    X[1, 1] = np.nan
+    with pytest.raises(ValueError):
+        RandomBinningFeatures(n_grids=2).fit(X)

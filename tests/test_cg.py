@@ -1,0 +1,56 @@
+"""CG ridge on Z against a dense direct solve of the normal equations."""
+
+import numpy as np
+import pytest
+
+from rbrepro.features import RandomBinningFeatures
+from rbrepro.features import reference as ref
+from rbrepro.solvers import ridge_cg
+
+
+@pytest.fixture
+def problem():
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 4))
+    Z = RandomBinningFeatures(n_grids=16, sigma=3.0, random_state=0).fit_transform_binned(X)
+    Y = np.column_stack([np.sin(3 * X[:, 0]) + X[:, 1], np.cos(2 * X[:, 2])])
+    return Z, ref.dense_features(Z.ids, Z.n_columns), Y
+
+
+@pytest.mark.parametrize("lam", [0.01, 1.0])
+def test_cg_converges_to_the_direct_solution(problem, lam):
+    Z, dense, Y = problem
+    direct = np.linalg.solve(dense.T @ dense + lam * np.eye(Z.n_columns), dense.T @ Y)
+    result = ridge_cg(Z, Y, lam, maxit=5000, tol=1e-12)
+    assert result.converged
+    np.testing.assert_allclose(result.coef, direct, atol=1e-8)
+
+
+def test_multiple_right_hand_sides_equal_separate_solves(problem):
+    Z, _, Y = problem
+    joint = ridge_cg(Z, Y, 0.1, maxit=8, tol=1e-14).coef
+    for c in range(Y.shape[1]):
+        single = ridge_cg(Z, Y[:, c], 0.1, maxit=8, tol=1e-14).coef
+        np.testing.assert_allclose(joint[:, c], single[:, 0], atol=1e-10)
+
+
+def test_iteration_cap_and_tolerance_stop_the_loop(problem):
+    Z, dense, Y = problem
+    capped = ridge_cg(Z, Y, 0.01, maxit=3, tol=1e-15)
+    assert capped.iterations == 3 and not capped.converged
+    loose = ridge_cg(Z, Y, 0.01, maxit=500, tol=1e-2)
+    assert loose.converged and loose.iterations < 500
+    assert (loose.relative_residual <= 1e-2).all()
+    # the reported residual is the true one
+    b = dense.T @ Y
+    r = b - (dense.T @ dense + 0.01 * np.eye(Z.n_columns)) @ loose.coef
+    np.testing.assert_allclose(np.linalg.norm(r, axis=0) / np.linalg.norm(b, axis=0), loose.relative_residual,
+                               rtol=1e-6)
+
+
+def test_zero_right_hand_side_and_bad_arguments(problem):
+    Z, _, Y = problem
+    zero = ridge_cg(Z, np.zeros(Z.n_rows), 0.1)
+    assert zero.iterations == 0 and not zero.coef.any()
+    with pytest.raises(ValueError):
+        ridge_cg(Z, Y, -1.0)

@@ -1,0 +1,117 @@
+"""Round trips through the real command line (subprocesses), against a loopback HTTP mirror."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from rbrepro.sweep.runner import sweep_lock
+
+CONFIG = """\
+name: rt
+figure: fig3
+seeds: [0]
+datasets:
+  ijcnn1:
+    sigma: [0.1, 0.5, 2.0]
+    R: [16]
+"""
+
+
+def rbrepro(*args, env_extra=None, cwd=None, check=True):
+    env = {**os.environ, **(env_extra or {})}
+    env.pop("RBREPRO_MIRROR", None) if env_extra is not None and "RBREPRO_MIRROR" not in env_extra else None
+    proc = subprocess.run([sys.executable, "-m", "rbrepro", *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=300)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"rbrepro {' '.join(map(str, args))} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture
+def env(tmp_path):
+    return {"RBREPRO_DATA": str(tmp_path / "data")}
+
+
+def test_fetch_sweep_resume_plot_round_trip(http_mirror, tmp_path, env):
+    url, _ = http_mirror
+    out = rbrepro("fetch", "ijcnn1", "--mirror", url, "-q", env_extra=env).stdout
+    assert "1000 train / 400 test rows" in out
+    config = tmp_path / "rt.yaml"
+    config.write_text(CONFIG)
+    results = tmp_path / "results"
+    # narrowed from the command line: two of the three sigmas
+    out = rbrepro("sweep", config, "--out", results, "--sigma", "0.1,2", "-q", env_extra=env).stdout
+    assert "2/2 cells done (2 run now" in out
+    first = pd.read_csv(results / "results.csv")
+    assert len(first) == 2 and set(first["sigma"]) == {0.1, 2.0} and (first["status"] == "ok").all()
+    # the full grid resumes: only the missing sigma runs
+    out = rbrepro("sweep", config, "--out", results, "-q", env_extra=env).stdout
+    assert "3/3 cells done (1 run now, 2 already done)" in out
+    # a lost cell file (as after a kill before its write) is redone, nothing duplicated
+    cells = sorted((results / "cells").glob("*.json"))
+    cells[0].unlink()
+    rbrepro("sweep", config, "--out", results, "-q", env_extra=env)
+    final = pd.read_csv(results / "results.csv")
+    assert len(final) == 3 and final["cell_key"].is_unique
+    merged = final.merge(first, on="cell_key", suffixes=("", "_first"))
+    assert (merged["test_metric"] == merged["test_metric_first"]).all()  # deterministic under the seed
+    assert (merged["D"] == merged["D_first"]).all()
+    for column in ("git_commit", "numpy", "numba", "cpu", "scaling", "train_s", "featurize_s", "solve_s"):
+        assert column in final
+    dry = rbrepro("sweep", config, "--out", results, "--dry-run", env_extra=env).stdout
+    assert "3 cells, 3 done, 0 failed, 0 to run" in dry
+    assert (results / "config.resolved.yaml").exists()
+    paths = rbrepro("plot", "fig3", results, "--out", tmp_path / "fig" / "fig3").stdout.split()
+    assert [p.rsplit(".", 1)[1] for p in paths] == ["png", "pdf"]
+    png = tmp_path / "fig" / "fig3.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+def test_train_json_prints_exactly_one_result_row(http_mirror, env):
+    url, _ = http_mirror
+    proc = rbrepro("train", "ijcnn1", "--method", "rb", "--R", "32", "--sigma", "0.5", "--json", "--mirror", url,
+                   env_extra=env)
+    row = json.loads(proc.stdout)  # the whole of stdout is one JSON object
+    for key in ("test_metric", "train_metric", "metric", "D", "featurize_s", "solve_s", "train_s", "predict_s",
+                "kappa", "nnz", "cg_iterations", "git_commit"):
+        assert key in row
+    assert row["metric"] == "accuracy" and row["R"] == 32 and row["nnz"] == 32 * 1000
+    assert row["train_s"] == pytest.approx(row["featurize_s"] + row["solve_s"])
+    assert row["test_metric"] > 80  # a ball in 3 of 22 dims: far above the 50-70% of a constant guess
+
+
+def test_featurize_reports_D_nnz_kappa(http_mirror, env):
+    url, _ = http_mirror
+    out = rbrepro("featurize", "ijcnn1", "--R", "8", "--sigma", "1", "--mirror", url, env_extra=env).stdout
+    assert "D=" in out and "nnz=8000" in out and "kappa=" in out
+
+
+def test_errors_are_one_line_with_exit_status_2(tmp_path, env):
+    proc = rbrepro("train", "nosuchdata", env_extra=env, check=False)
+    assert proc.returncode == 2 and "unknown dataset 'nosuchdata'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\ndatasets:\n  ijcnn1: {sigma: [1], R: zero}\n")
+    proc = rbrepro("sweep", bad, env_extra=env, check=False)
+    assert proc.returncode == 2 and f"{bad}:3: datasets.ijcnn1.R[0]" in proc.stderr
+    proc = rbrepro("plot", "fig3", tmp_path / "nothing", env_extra=env, check=False)
+    assert proc.returncode == 2 and "no results CSV" in proc.stderr
+
+
+def test_a_second_sweep_on_the_same_folder_refuses(tmp_path, env):
+    config = tmp_path / "q.yaml"
+    config.write_text("name: q\ndatasets:\n  digits: {sigma: [1], R: [4]}\n")
+    with sweep_lock(tmp_path / "res"):
+        proc = rbrepro("sweep", config, "--out", tmp_path / "res", "-q", env_extra=env, check=False)
+    assert proc.returncode == 2 and "another sweep is running" in proc.stderr
+    assert not (tmp_path / "res" / "cells").exists()
+
+
+def test_help_explains_every_command():
+    for command in ("fetch", "featurize", "train", "sweep", "plot"):
+        out = rbrepro(command, "--help").stdout
+        assert "Usage" in out and len(out) > 300
