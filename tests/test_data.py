@@ -3,6 +3,7 @@
 import bz2
 import json
 import lzma
+import os
 
 import numpy as np
 import pytest
@@ -137,3 +138,15 @@ def test_embedded_and_user_datasets():
     assert digits.X_train.min() == 0 and digits.X_train.max() == 1
     with pytest.raises(FetchError, match="--from"):
         fetch_dataset(get_spec("census"), None, None)
+
+
+def test_atomic_writes_get_ordinary_permissions(tmp_path):
+    from rbrepro.data.atomic import write_text_atomic
+
+    old = os.umask(0o022)
+    try:
+        write_text_atomic(tmp_path / "x.txt", "hi")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "x.txt").stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["x.txt"]
