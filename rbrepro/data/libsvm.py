@@ -1,7 +1,8 @@
 """LIBSVM text -> a binary cache that loads in well under a second.
 
-Parsing uses scikit-learn's compiled `load_svmlight_file` (fast, streams its input,
-well tested) on a decompressing file object (.bz2, .xz, .gz or plain). The parsed
+The text is decompressed (.bz2, .xz, .gz or plain) and parsed in blocks of whole lines
+by a numba kernel (`_libsvm_kernels`), so the text is never held in memory at once and
+every error names the file and line. The parsed
 matrix is cached as an uncompressed .npz beside a record of the source's sha256, so a
 changed source is re-parsed. Dense float32 is stored when at least half the entries
 are non-zero, CSR float32 otherwise.
@@ -18,12 +19,13 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.datasets import load_svmlight_file
-
+from rbrepro.data import _libsvm_kernels as _k
 from rbrepro.data.atomic import atomic_path
 
 CACHE_FORMAT = 1
 DENSE_IF_DENSITY_AT_LEAST = 0.5
+BLOCK_BYTES = 16 << 20
+MAX_LINE_BYTES = 64 << 20
 
 
 class ParseError(ValueError):
@@ -48,21 +50,76 @@ def open_text(path: Path):
     return open(path, "rb")
 
 
-def parse_libsvm(path: Path, n_features: int) -> Parsed:
-    """Parse a one-based LIBSVM file into float32 features (n_features columns) and labels."""
+def _parse_stream(fh, n_features: int, name: str, block_bytes: int) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Parse a binary LIBSVM stream block by block (never the whole text in memory)."""
+    labels_parts, counts_parts, index_parts, value_parts = [], [], [], []
+    lines_before = 0
+    tail = b""
+    while True:
+        chunk = fh.read(block_bytes)
+        at_eof = not chunk
+        data = tail + chunk
+        if at_eof:
+            if not data:
+                break
+            block, tail = data + b"\n", b""
+        else:
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                tail = data
+                if len(tail) > MAX_LINE_BYTES:
+                    raise ParseError(f"{name}:{lines_before + 1}: a line longer than {MAX_LINE_BYTES} bytes")
+                continue
+            block, tail = data[: cut + 1], data[cut + 1:]
+        buf = np.frombuffer(block, dtype=np.uint8)
+        max_rows, max_pairs = _k.count_separators(buf)
+        labels = np.empty(max_rows, np.float64)
+        counts = np.empty(max_rows, np.int64)
+        indices = np.empty(max_pairs, np.int32)
+        values = np.empty(max_pairs, np.float32)
+        rows, nnz, code, where = _k.parse_block(buf, n_features, labels, counts, indices, values)
+        if code != _k.OK:
+            line = lines_before + block.count(b"\n", 0, where) + 1
+            start = block.rfind(b"\n", 0, where) + 1
+            stop = block.find(b"\n", where)
+            text = block[start: stop if stop >= 0 else len(block)].decode("utf-8", "replace").strip()
+            snippet = text if len(text) <= 60 else text[:57] + "..."
+            raise ParseError(f"{name}:{line}: {_k.MESSAGES[code]}"
+                             + (f" ({n_features})" if code == _k.INDEX_TOO_LARGE else "") + f": {snippet!r}")
+        lines_before += block.count(b"\n")
+        labels_parts.append(labels[:rows].copy())
+        counts_parts.append(counts[:rows].copy())
+        index_parts.append(indices[:nnz].copy())
+        value_parts.append(values[:nnz].copy())
+        if at_eof:
+            break
+    y = np.concatenate(labels_parts) if labels_parts else np.empty(0)
+    indptr = np.zeros(len(y) + 1, dtype=np.int64)
+    if len(y):
+        np.cumsum(np.concatenate(counts_parts), out=indptr[1:])
+    indices = np.concatenate(index_parts) if index_parts else np.empty(0, np.int32)
+    values = np.concatenate(value_parts) if value_parts else np.empty(0, np.float32)
+    X = sp.csr_matrix((values, indices, indptr), shape=(len(y), n_features))
+    return X, y
+
+
+def parse_libsvm(path: Path, n_features: int, block_bytes: int = BLOCK_BYTES) -> Parsed:
+    """Parse a one-based LIBSVM file (plain, .bz2, .xz or .gz) into float32 features and labels.
+
+    Streams the decompressed text in blocks, so memory holds the arrays, never the text.
+    A file with fewer columns than n_features is padded; an index above it is an error.
+    """
+    path = Path(path)
     try:
         with open_text(path) as fh:
-            X, y = load_svmlight_file(fh, n_features=n_features, dtype=np.float32, zero_based=False)
-    except (ValueError, OSError, EOFError, lzma.LZMAError) as exc:
-        raise ParseError(f"{path}: not a valid LIBSVM file for {n_features} features: {exc}") from exc
+            X, y = _parse_stream(fh, n_features, str(path), block_bytes)
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise ParseError(f"{path}: cannot read the file ({type(exc).__name__}: {exc}); "
+                         "is it truncated or not in the format its suffix says?") from exc
     if X.shape[0] == 0:
         raise ParseError(f"{path}: no data rows")
-    if not np.isfinite(X.data).all() or not np.isfinite(y).all():
-        raise ParseError(f"{path}: contains NaN or infinite values")
-    X = X.tocsr()
-    X.sum_duplicates()
     density = X.nnz / max(1, X.shape[0] * X.shape[1])
-    return Parsed(X.toarray() if density >= DENSE_IF_DENSITY_AT_LEAST else X, y.astype(np.float64))
+    return Parsed(X.toarray() if density >= DENSE_IF_DENSITY_AT_LEAST else X, y)
 
 
 def save_cache(parsed: Parsed, dest: Path, source_sha256: str) -> None:
