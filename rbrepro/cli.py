@@ -30,6 +30,7 @@ app = typer.Typer(
 err = Console(stderr=True)
 
 DATA_HELP = "Dataset cache folder [default: $RBREPRO_DATA or ./datasets]."
+DATASETS_HELP = "A YAML file registering your own datasets [default: $RBREPRO_DATASETS]."
 MIRROR_HELP = ("Base of a LIBSVM mirror in the site's layout: a directory or an http(s) URL "
                "[default: $RBREPRO_MIRROR, else the LIBSVM site].")
 
@@ -47,67 +48,133 @@ def _fail(message: str, code: int = 2):
     raise typer.Exit(code)
 
 
-def _guard(fn):
-    """Turn the library's expected errors into one-line messages (exit status 2)."""
+def _expected_message(exc: BaseException) -> str | None:
+    """The one-line message of an error the library raises on purpose, or None for a bug."""
     from rbrepro.data.fetch import FetchError
     from rbrepro.data.libsvm import ParseError
+    from rbrepro.data.load import ContentError
     from rbrepro.sweep.config import ConfigError
     from rbrepro.sweep.runner import SweepLocked
 
+    if isinstance(exc, (ConfigError, ContentError, FetchError, ParseError, SweepLocked, FileNotFoundError,
+                        ValueError, MemoryError)):
+        return str(exc)
+    if isinstance(exc, KeyError):
+        return exc.args[0] if exc.args else str(exc)
+    return None
+
+
+def _guard(fn):
+    """Run fn; turn the library's expected errors into one-line messages (exit status 2)."""
     try:
         return fn()
-    except (ConfigError, FetchError, ParseError, SweepLocked, FileNotFoundError, ValueError, MemoryError) as exc:
-        _fail(str(exc))
-    except KeyError as exc:
-        _fail(exc.args[0] if exc.args else str(exc))
+    except Exception as exc:
+        message = _expected_message(exc)
+        if message is None:
+            raise
+        _fail(message)
+
+
+def _human(n: int) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return str(n)
 
 
 @app.command()
 def fetch(
     name: Optional[str] = typer.Argument(None, help="Dataset name (see --list)."),
-    all_: bool = typer.Option(False, "--all", help="Fetch every dataset that can be downloaded."),
-    list_: bool = typer.Option(False, "--list", help="List the registry: task, size, splits, cached or not."),
+    all_: bool = typer.Option(False, "--all", help="Fetch every dataset; say in one line why any is unavailable."),
+    list_: bool = typer.Option(False, "--list", help="List the datasets: task, size, splits, cached or not."),
+    from_: List[str] = typer.Option([], "--from", help="Your own file (path or URL) for a dataset the site lacks "
+                                    "(census): once for one file to split, twice for train then test."),
     mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
+    datasets: Optional[Path] = typer.Option(None, "--datasets", help=DATASETS_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ):
-    """Download a dataset, verify its sha256 and cache it (parsed into a fast binary form).
+    """Download a dataset, verify its sha256, parse it and cache it in a fast binary form.
 
     Files come from the LIBSVM site or a mirror (--mirror / $RBREPRO_MIRROR), are checked
-    against the mirror's MANIFEST.tsv or the recorded hashes, and land atomically under
-    DATA_DIR/raw; the parsed matrices go to DATA_DIR/cache.
+    against the mirror's MANIFEST.tsv or the recorded hashes, land atomically under
+    DATA_DIR/raw (interrupted downloads resume), and are parsed into DATA_DIR/cache; the
+    parsed rows, features and classes are checked against the registry.
     """
-    from rbrepro.data.load import data_dir as resolve_dir, default_mirror, load_dataset
+    from dataclasses import replace
+
+    from rbrepro.data import user
+    from rbrepro.data.load import data_dir as resolve_dir, default_mirror, load_dataset, user_datasets
     from rbrepro.data.registry import REGISTRY
 
     root = resolve_dir(data_dir)
+    extra = _guard(lambda: user_datasets(datasets))
     if list_:
-        for spec in REGISTRY.values():
+        typer.echo(f"{'name':10s} {'task':10s} {'d':>4s} {'train/test (paper)':>20s} {'split':13s} {'state':14s} size")
+        for spec in [*REGISTRY.values(), *extra.values()]:
+            size = 0
             if spec.source.startswith("sklearn:"):
                 state = "embedded"
-            elif spec.source == "user":
-                state = "user-supplied"
+            elif spec.source == "user" and spec.train is None:
+                state = "supplied" if user.supplied_record(root, spec.name).exists() else "needs --from"
             else:
                 have = [(root / "raw" / f.path).exists() for f in spec.files]
+                size = sum((root / "raw" / f.path).stat().st_size for f, h in zip(spec.files, have) if h)
                 state = "cached" if all(have) else ("partial" if any(have) else "not fetched")
-            split = "test file" if spec.test else "seeded 80/20"
-            typer.echo(f"{spec.name:10s} {spec.task:10s} d={spec.n_features:<4d} "
-                       f"train/test {spec.n_train}/{spec.n_test} ({split}) {state}")
+            split = "test file" if spec.test else ("seeded split" if spec.train or spec.source == "user" else "seeded")
+            counts = f"{spec.n_train}/{spec.n_test}" if spec.n_train else "-"
+            typer.echo(f"{spec.name:10s} {spec.task:10s} {spec.n_features or '?':>4} {counts:>20s} {split:13s} "
+                       f"{state:14s} {_human(size) if size else ''}")
         return
-    names = [s.name for s in REGISTRY.values() if s.source == "libsvm"] if all_ else [name] if name else []
+    if from_:
+        if not name or all_:
+            _fail("--from needs one dataset name, e.g. `rbrepro fetch census --from census.libsvm`")
+        if len(from_) > 2:
+            _fail("--from takes one file (split with the paper's counts) or two (train, then test)")
+        spec = REGISTRY.get(name)
+        if spec is None or spec.source != "user":
+            _fail(f"{name} comes from the LIBSVM site; --from is for datasets it lacks (census)")
+        locations = [f if "://" in f else str(Path(f).expanduser().resolve()) for f in from_]
+        spec = replace(spec, train=user.user_file(name, locations[0]),
+                       test=user.user_file(name, locations[1]) if len(locations) > 1 else None)
+        _guard(lambda: load_dataset(spec, data_dir, progress=not quiet))
+        user.remember_supplied(root, spec)
+        names = [name]
+    else:
+        names = [s.name for s in REGISTRY.values() if not s.source.startswith("sklearn:")] if all_ else \
+            [name] if name else []
     if not names:
         _fail("name a dataset, or use --all or --list")
+    failed = 0
     for n in names:
         start = time.perf_counter()
-        ds = _guard(lambda n=n: load_dataset(n, data_dir, default_mirror(mirror), progress=not quiet))
-        typer.echo(f"{n}: {ds.info['n_train']} train / {ds.info['n_test']} test rows, "
-                   f"{ds.info['n_features']} features, {ds.split}, scaling {ds.scaling} "
+        try:
+            ds = load_dataset(n, data_dir, default_mirror(mirror), progress=not quiet, datasets_file=datasets)
+        except Exception as exc:
+            message = _expected_message(exc)
+            if message is None:
+                raise
+            if not all_:
+                _fail(message)
+            failed += 1
+            typer.echo(f"{n}: unavailable: {message}")
+            continue
+        paper = ds.info["paper_n_train"], ds.info["paper_n_test"]
+        differs = paper[0] and (paper[0], paper[1]) != (ds.info["n_train"], ds.info["n_test"])
+        typer.echo(f"{n}: {ds.info['n_train']} train / {ds.info['n_test']} test rows"
+                   + (f" (paper: {paper[0]}/{paper[1]})" if differs else "")
+                   + f", {ds.info['n_features']} features, {ds.split}, scaling {ds.scaling} "
                    f"({time.perf_counter() - start:.1f} s)")
+    if all_:
+        typer.echo(f"{len(names) - failed} of {len(names)} datasets ready, {failed} unavailable")
+        if failed:
+            raise typer.Exit(1)
 
 
 @app.command()
 def featurize(
-    name: str = typer.Argument(..., help="Dataset name."),
+    name: str = typer.Argument(..., help="Dataset name, or a path to a LIBSVM/CSV file."),
     method: Method = typer.Option(Method.rb, "--method", help="Feature map."),
     R: int = typer.Option(256, "--R", "-R", min=1, help="Number of random grids R (non-zeros per row)."),
     sigma: float = typer.Option(1.0, "--sigma", min=0.0, help="Inverse kernel width sigma (> 0)."),
@@ -116,6 +183,7 @@ def featurize(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
     mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
+    datasets: Optional[Path] = typer.Option(None, "--datasets", help=DATASETS_HELP),
 ):
     """Build Random Binning features of a dataset and report D, nnz, kappa and time."""
     import numba
@@ -125,7 +193,7 @@ def featurize(
 
     if threads:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    data = _guard(lambda: load_dataset(name, data_dir, mirror, progress=not as_json))
+    data = _guard(lambda: load_dataset(name, data_dir, mirror, progress=not as_json, datasets_file=datasets))
 
     def work():
         rb = RandomBinningFeatures(n_grids=R, sigma=sigma, random_state=seed)
@@ -135,7 +203,7 @@ def featurize(
         t1 = time.perf_counter()
         Zt = rb.transform_binned(data.X_test)
         t2 = time.perf_counter()
-        return {"dataset": name, "method": method.value, "R": R, "sigma": sigma, "seed": seed,
+        return {"dataset": data.name, "method": method.value, "R": R, "sigma": sigma, "seed": seed,
                 "n_train": Z.n_rows, "D": rb.n_bins_, "nnz": rb.nnz_, "kappa": rb.kappa_,
                 "test_unseen_share": float((Zt.ids < 0).mean()), "featurize_s": t1 - t0,
                 "transform_test_s": t2 - t1, "threads": numba.get_num_threads()}
@@ -151,7 +219,7 @@ def featurize(
 
 @app.command()
 def train(
-    name: str = typer.Argument(..., help="Dataset name."),
+    name: str = typer.Argument(..., help="Dataset name, or a path to a LIBSVM/CSV file."),
     method: Method = typer.Option(Method.rb, "--method", help="Model."),
     R: int = typer.Option(256, "--R", "-R", min=1, help="Number of random grids R."),
     sigma: float = typer.Option(1.0, "--sigma", help="Inverse kernel width sigma (> 0)."),
@@ -165,28 +233,29 @@ def train(
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object: the result row."),
     mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
+    datasets: Optional[Path] = typer.Option(None, "--datasets", help=DATASETS_HELP),
 ):
     """Train ridge on random features (CG on Z) and report train/test performance and times.
 
     train_s = featurize_s + solve_s: wall time after loading, without numba compilation.
     The metric is accuracy in % (classification) or relative error ||y - y_hat|| / ||y||.
     """
+    from dataclasses import replace
+
     from rbrepro.data.load import load_dataset
-    from rbrepro.data.registry import get_spec
     from rbrepro.models.cell import CellParams, run_cell
 
-    spec = _guard(lambda: get_spec(name))
-    params = CellParams(dataset=name, method=method.value, sigma=sigma, R=R,
-                        lam=spec.lam if lam is None else lam, maxit=maxit, tol=tol, center=center, seed=seed,
-                        threads=threads)
+    params = CellParams(dataset=name, method=method.value, sigma=sigma, R=R, lam=0.0 if lam is None else lam,
+                        maxit=maxit, tol=tol, center=center, seed=seed, threads=threads)
     _guard(params.validate)
-    data = _guard(lambda: load_dataset(name, data_dir, mirror, progress=not as_json))
+    data = _guard(lambda: load_dataset(name, data_dir, mirror, progress=not as_json, datasets_file=datasets))
+    params = replace(params, dataset=data.name, lam=data.info["spec"].lam if lam is None else lam)
     row = _guard(lambda: run_cell(params, data))
     if as_json:
         typer.echo(json.dumps(row, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
         return
     unit = "%" if row["metric"] == "accuracy" else ""
-    typer.echo(f"{name}: RB R={R} sigma={sigma:g} lam={params.lam:g}: test {row['metric']} "
+    typer.echo(f"{data.name}: RB R={R} sigma={sigma:g} lam={params.lam:g}: test {row['metric']} "
                f"{row['test_metric']:.4g}{unit} (train {row['train_metric']:.4g}{unit}); D={row['D']} "
                f"kappa={row['kappa']:.2f}; CG {row['cg_iterations']} it; featurize {row['featurize_s']:.3f} s + "
                f"solve {row['solve_s']:.3f} s = train {row['train_s']:.3f} s; predict {row['predict_s']:.3f} s "

@@ -43,7 +43,7 @@ def test_cache_round_trip_and_invalidation(tmp_path):
     X, y = make_binary_problem(100, 22, seed=2)
     raw = write_libsvm(tmp_path / "raw" / "f.txt", X, y)
     first = load.load_parsed(raw, 22, tmp_path / "cache")
-    cache = tmp_path / "cache" / "f.txt.npz"
+    cache = tmp_path / "cache" / "f.txt.npz"  # keyed by the file name when no key is given
     assert cache.exists()
     again = libsvm.load_cache(cache, load._source_digest(raw))
     np.testing.assert_array_equal(again.X, first.X)

@@ -21,7 +21,7 @@ def test_rb_on_ijcnn1_is_far_better_than_linear(real_mirror, tmp_path):
 def test_rb_on_cadata_beats_linear(real_mirror, tmp_path):
     data = load_dataset("cadata", tmp_path, real_mirror, progress=False)
     assert data.X_train.shape == (16512, 8) and data.X_test.shape == (4128, 8)
-    assert data.split.startswith("seeded 80/20")
+    assert data.split.startswith("seeded split 16512/4128")
     row = run_cell(CellParams("cadata", sigma=2.0, R=256), data)
     pred = Ridge(alpha=0.01).fit(data.X_train, data.y_train).predict(data.X_test)
     linear_err = np.linalg.norm(pred - data.y_test) / np.linalg.norm(data.y_test)

@@ -1,17 +1,25 @@
-"""Verified downloads of registry files from the LIBSVM site or a mirror.
+"""Verified downloads of registry files from the LIBSVM site, a mirror, or a user's URL/path.
 
-A source is the site (default), or a mirror given as a local directory or an
-http(s) base URL in the same layout. Expected sha256, in order: the mirror's own
-MANIFEST.tsv (a mirror's re-derived files differ from the site's bytes), a hash
-pinned in the registry for the site's bytes, else the hash recorded in the cache's
-lock file at the first verified download (trust on first use, enforced afterwards).
-A file is streamed to a temporary name, hashed on the way, and moved into place only
-once its hash is verified, so a partial or wrong download is never taken for data.
+A source is the site (default), or a mirror given as a local directory or an http(s)
+base URL in the same layout. Expected sha256, in order: the mirror's own MANIFEST.tsv
+(a mirror's re-derived files differ from the site's bytes), a hash pinned in the
+registry for the site's bytes, else the hash recorded in the cache's lock file at the
+first verified download (trust on first use, enforced afterwards).
+
+A transfer streams into `<file>.part`, hashed on the way; a broken transfer is retried
+with backoff and resumed with an HTTP Range request where the server allows it (a
+clean restart otherwise, and also when a later run finds a stale `.part`). The file is
+moved into place only once its hash is verified, so a partial or wrong download is
+never taken for data. An HTML page served instead of the file is refused. Concurrent
+fetches of one file (threads or processes) serialize on a lock file; the second finds
+the first's verified copy and does no work.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import fcntl
 import hashlib
 import io
 import json
@@ -23,16 +31,22 @@ from urllib.parse import urlparse
 
 import requests
 
-from rbrepro.data.atomic import atomic_path, write_text_atomic
+from rbrepro.data.atomic import write_text_atomic
 from rbrepro.data.registry import SITE_BASE, DataFile, DatasetSpec
 
 CHUNK = 1 << 20
-RETRIES = 3
-TIMEOUT_S = 60
+RETRIES = 4
+BACKOFF_S = 0.5
+CONNECT_TIMEOUT_S = 15.0
+READ_TIMEOUT_S = float(os.environ.get("RBREPRO_FETCH_TIMEOUT", "60"))
 
 
 class FetchError(RuntimeError):
     """A file could not be fetched or verified; the message names file and source."""
+
+
+class _Broken(Exception):
+    """A transfer that broke off and may be resumed."""
 
 
 @dataclass(frozen=True)
@@ -78,40 +92,52 @@ def read_manifest(source: Source) -> dict[str, dict]:
     """The mirror's MANIFEST.tsv as {path: row}, or {} when it has none."""
     if not source.is_mirror:
         return {}
+    where = source.locate("MANIFEST.tsv")
     try:
         if source.is_local:
-            path = Path(source.locate("MANIFEST.tsv"))
-            if not path.exists():
+            if not Path(where).exists():
                 return {}
-            text = path.read_text()
+            text = Path(where).read_text()
         else:
-            resp = _get(source.locate("MANIFEST.tsv"), stream=False)
+            resp = _request_with_retries(where)
             if resp is None:
                 return {}
             text = resp.text
-    except (OSError, requests.RequestException) as exc:
-        raise FetchError(f"cannot read {source.locate('MANIFEST.tsv')}: {exc}") from exc
+    except OSError as exc:
+        raise FetchError(f"cannot read {where}: {exc}") from exc
     rows = csv.DictReader(io.StringIO(text), delimiter="\t")
     if rows.fieldnames is None or "file" not in rows.fieldnames or "sha256" not in rows.fieldnames:
-        raise FetchError(f"{source.locate('MANIFEST.tsv')}: expected a tab-separated header with 'file' and 'sha256'")
+        raise FetchError(f"{where}: expected a tab-separated header with 'file' and 'sha256'")
     return {row["file"]: row for row in rows}
 
 
-def _get(url: str, stream: bool):
-    """GET with retries and backoff; None on 404; raises FetchError otherwise."""
+def _request(url: str, headers: dict, stream: bool):
+    """One GET; None on 404; _Broken on network trouble; FetchError on other HTTP errors."""
+    try:
+        resp = requests.get(url, headers=headers, stream=stream, timeout=(CONNECT_TIMEOUT_S, READ_TIMEOUT_S))
+    except requests.RequestException as exc:
+        raise _Broken(f"{type(exc).__name__}: {exc}") from exc
+    if resp.status_code == 404:
+        return None
+    if resp.status_code == 416:  # our partial file is not a prefix the server recognizes
+        return resp
+    if resp.status_code >= 500:
+        raise _Broken(f"HTTP {resp.status_code}")
+    if resp.status_code >= 400:
+        raise FetchError(f"{url} answered HTTP {resp.status_code} {resp.reason}")
+    return resp
+
+
+def _request_with_retries(url: str):
     last = None
     for attempt in range(RETRIES):
         try:
-            resp = requests.get(url, stream=stream, timeout=TIMEOUT_S)
-            if resp.status_code == 404:
-                return None
-            resp.raise_for_status()
-            return resp
-        except requests.RequestException as exc:
+            return _request(url, {}, stream=False)
+        except _Broken as exc:
             last = exc
             if attempt + 1 < RETRIES:
-                time.sleep(0.5 * 2**attempt)
-    raise FetchError(f"download of {url} failed after {RETRIES} attempts: {last}")
+                time.sleep(BACKOFF_S * 2**attempt)
+    raise FetchError(f"cannot reach {url} after {RETRIES} attempts: {last}")
 
 
 class HashLock:
@@ -119,14 +145,30 @@ class HashLock:
 
     def __init__(self, path: Path):
         self.path = path
-        self.hashes: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
+
+    def _read(self) -> dict[str, str]:
+        return json.loads(self.path.read_text()) if self.path.exists() else {}
 
     def get(self, key: str) -> str | None:
-        return self.hashes.get(key)
+        return self._read().get(key)
 
     def record(self, key: str, digest: str) -> None:
-        self.hashes[key] = digest
-        write_text_atomic(self.path, json.dumps(self.hashes, indent=1, sort_keys=True) + "\n")
+        with file_lock(self.path.with_name(self.path.name + ".lock")):
+            hashes = self._read()
+            hashes[key] = digest
+            write_text_atomic(self.path, json.dumps(hashes, indent=1, sort_keys=True) + "\n")
+
+
+@contextlib.contextmanager
+def file_lock(path: Path):
+    """An exclusive advisory lock (blocks until free) held for the duration of the block."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _progress(enabled: bool):
@@ -138,68 +180,160 @@ def _progress(enabled: bool):
                     TimeRemainingColumn(), console=Console(stderr=True), disable=not enabled, transient=False)
 
 
-def _copy_stream(read_block, dest: Path, total: int | None, label: str, progress: bool) -> str:
+def _looks_like_html(first: bytes, content_type: str) -> bool:
+    head = first[:512].lstrip().lower()
+    return content_type.lower().startswith("text/html") or head.startswith((b"<!doctype html", b"<html"))
+
+
+def _download(url: str, part: Path, label: str, progress: bool) -> str:
+    """Fill `part` with the file at url (resuming it when possible); returns its sha256."""
+    last = None
+    for attempt in range(RETRIES):
+        have = part.stat().st_size if part.exists() else 0
+        try:
+            resp = _request(url, {"Range": f"bytes={have}-"} if have else {}, stream=True)
+            if resp is None:
+                raise FetchError(f"{label}: {url} answered 404 Not Found")
+            if resp.status_code == 416 or (have and resp.status_code != 206):
+                have = 0  # the server ignores ranges (or ours is wrong): restart cleanly
+                resp.close()
+                resp = _request(url, {}, stream=True)
+                if resp is None:
+                    raise FetchError(f"{label}: {url} answered 404 Not Found")
+            h = hashlib.sha256()
+            if have:
+                with open(part, "rb") as fh:
+                    for block in iter(lambda: fh.read(CHUNK), b""):
+                        h.update(block)
+            length = resp.headers.get("Content-Length")
+            total = have + int(length) if length and length.isdigit() else None
+            received = have
+            first = True
+            with _progress(progress) as bar, open(part, "ab" if have else "wb") as out:
+                task = bar.add_task(label, total=total, completed=have)
+                try:
+                    for block in resp.iter_content(CHUNK):
+                        if first and not have and _looks_like_html(block, resp.headers.get("Content-Type", "")):
+                            raise FetchError(f"{label}: {url} sent an HTML page (HTTP {resp.status_code}) instead "
+                                             "of the data file; check the mirror URL")
+                        first = False
+                        out.write(block)
+                        h.update(block)
+                        received += len(block)
+                        bar.update(task, completed=received)
+                except requests.RequestException as exc:
+                    raise _Broken(f"transfer broke off after {received} bytes: {exc}") from exc
+            if total is not None and received < total:
+                raise _Broken(f"transfer ended after {received} of {total} bytes")
+            return h.hexdigest()
+        except _Broken as exc:
+            last = exc
+            if attempt + 1 < RETRIES:
+                time.sleep(BACKOFF_S * 2**attempt)
+        except FetchError:
+            part.unlink(missing_ok=True)
+            raise
+    raise FetchError(f"{label}: download of {url} failed after {RETRIES} attempts: {last} "
+                     f"(the partial file {part} is kept and will be resumed)")
+
+
+def _copy(src: Path, part: Path, label: str, progress: bool) -> str:
     h = hashlib.sha256()
-    with _progress(progress) as bar, open(dest, "wb") as out:
-        task = bar.add_task(label, total=total)
-        for block in read_block():
+    with _progress(progress) as bar, open(src, "rb") as fh, open(part, "wb") as out:
+        task = bar.add_task(label, total=src.stat().st_size)
+        for block in iter(lambda: fh.read(CHUNK), b""):
             out.write(block)
             h.update(block)
             bar.update(task, advance=len(block))
     return h.hexdigest()
 
 
-def fetch_file(file: DataFile, source: Source, raw_dir: Path, manifest: dict[str, dict],
-               lock: HashLock, progress: bool = True) -> Path:
-    """Fetch one file into raw_dir/<site path>, verified; reuse a verified copy."""
+def write_record(dest: Path, digest: str, origin: str, expected_rows: int | None) -> None:
+    """Sidecar of a verified raw file: its hash (keyed by size and mtime), origin and expected rows."""
+    st = dest.stat()
+    write_text_atomic(dest.with_name(dest.name + ".meta.json"), json.dumps(
+        {"sha256": digest, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "origin": origin,
+         "expected_rows": expected_rows}))
+
+
+def read_record(dest: Path) -> dict | None:
+    """The sidecar of a raw file if it still describes the file on disk."""
+    side = dest.with_name(dest.name + ".meta.json")
+    try:
+        rec = json.loads(side.read_text())
+        st = dest.stat()
+        if rec.get("size") == st.st_size and rec.get("mtime_ns") == st.st_mtime_ns:
+            return rec
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _int_or_none(text) -> int | None:
+    try:
+        return int(str(text).replace(",", "").strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def fetch_file(file: DataFile, source: Source, raw_dir: Path, manifest: dict[str, dict], lock: HashLock,
+               progress: bool = True) -> Path:
+    """Fetch one file into raw_dir/<path>, verified; reuse a verified copy."""
     dest = raw_dir / file.path
-    where = source.locate(file.path)
-    lock_key = f"{'mirror' if source.is_mirror else 'site'}:{source.base}/{file.path}"
-    if source.is_mirror and manifest:
-        if file.path not in manifest:
-            raise FetchError(f"{file.path}: not in the mirror's manifest {source.locate('MANIFEST.tsv')}")
-        expected = manifest[file.path]["sha256"].strip().lower()
-    elif not source.is_mirror and file.site_sha256:
-        expected = file.site_sha256
+    if file.url:  # a user's own file: its own location, hash recorded on first use
+        where, is_local = file.url, "://" not in file.url
+        if where.startswith("file://"):
+            where, is_local = urlparse(where).path, True
+        lock_key, expected, expected_rows = f"user:{file.url}", lock.get(f"user:{file.url}"), None
     else:
-        expected = lock.get(lock_key)
+        where, is_local = source.locate(file.path), source.is_local
+        lock_key = f"{'mirror' if source.is_mirror else 'site'}:{source.base}/{file.path}"
+        if source.is_mirror and manifest:
+            if file.path not in manifest:
+                raise FetchError(f"{file.path}: not in this mirror (its manifest "
+                                 f"{source.locate('MANIFEST.tsv')} does not list it)")
+            expected = manifest[file.path]["sha256"].strip().lower()
+            expected_rows = _int_or_none(manifest[file.path].get("rows"))
+        else:
+            expected = file.site_sha256 if not source.is_mirror else None
+            expected = expected or lock.get(lock_key)
+            expected_rows = file.rows if not source.is_mirror else None
 
-    if dest.exists() and expected and sha256_file(dest) == expected:
-        return dest
-
-    with atomic_path(dest) as tmp:
-        if source.is_local:
+    with file_lock(raw_dir.parent / "locks" / (file.path.replace("/", "__") + ".lock")):
+        rec = read_record(dest)
+        if dest.exists() and expected and rec and rec["sha256"] == expected:
+            return dest  # verified before, unchanged since
+        if dest.exists() and expected and sha256_file(dest) == expected:
+            write_record(dest, expected, lock_key, expected_rows)
+            return dest
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        part = dest.with_name(dest.name + ".part")
+        if is_local:
             src = Path(where)
             if not src.exists():
-                raise FetchError(f"{file.path}: not found in mirror directory {source.base}")
-            with open(src, "rb") as fh:
-                digest = _copy_stream(lambda: iter(lambda: fh.read(CHUNK), b""), tmp, src.stat().st_size,
-                                      file.path, progress)
+                raise FetchError(f"{file.path}: not found at {src}")
+            digest = _copy(src, part, file.path, progress)
         else:
-            resp = _get(where, stream=True)
-            if resp is None:
-                raise FetchError(f"{file.path}: {where} answered 404 Not Found")
-            total = int(resp.headers.get("Content-Length", 0)) or None
-            try:
-                digest = _copy_stream(lambda: resp.iter_content(CHUNK), tmp, total, file.path, progress)
-            except requests.RequestException as exc:
-                raise FetchError(f"{file.path}: transfer from {where} broke off: {exc}") from exc
+            digest = _download(where, part, file.path, progress)
         if expected and digest != expected:
+            part.unlink(missing_ok=True)
             raise FetchError(f"{file.path}: sha256 mismatch for {where}: expected {expected}, got {digest}; "
                              "the file was not kept")
-    if not expected:
-        lock.record(lock_key, digest)
+        os.replace(part, dest)
+        if not expected:
+            lock.record(lock_key, digest)
+        write_record(dest, digest, lock_key, expected_rows)
     return dest
 
 
 def fetch_dataset(spec: DatasetSpec, data_dir: Path, mirror=None, progress: bool = True) -> list[Path]:
-    """Fetch and verify every file of a registry dataset into data_dir/raw."""
+    """Fetch and verify every file of a dataset into data_dir/raw."""
     if spec.source.startswith("sklearn:"):
         return []
-    if spec.source == "user":
+    if spec.source == "user" and not spec.files:
         raise FetchError(f"{spec.name}: {spec.note}")
     source = Source.resolve(mirror)
-    manifest = read_manifest(source)
-    lock = HashLock(data_dir / "hashes.lock.json")
-    return [fetch_file(f, source, data_dir / "raw", manifest, lock, progress) for f in spec.files]
-
+    needs_source = any(not f.url for f in spec.files)
+    manifest = read_manifest(source) if needs_source else {}
+    lock = HashLock(Path(data_dir) / "hashes.lock.json")
+    return [fetch_file(f, source, Path(data_dir) / "raw", manifest, lock, progress) for f in spec.files]

@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from rbrepro.data import _libsvm_kernels as _k
 from rbrepro.data.atomic import atomic_path
+from rbrepro.data.fetch import sha256_file
 
 CACHE_FORMAT = 1
 DENSE_IF_DENSITY_AT_LEAST = 0.5
@@ -99,7 +100,8 @@ def _parse_stream(fh, n_features: int, name: str, block_bytes: int) -> tuple[sp.
         np.cumsum(np.concatenate(counts_parts), out=indptr[1:])
     indices = np.concatenate(index_parts) if index_parts else np.empty(0, np.int32)
     values = np.concatenate(value_parts) if value_parts else np.empty(0, np.float32)
-    X = sp.csr_matrix((values, indices, indptr), shape=(len(y), n_features))
+    width = n_features if n_features > 0 else (int(indices.max()) + 1 if len(indices) else 0)
+    X = sp.csr_matrix((values, indices, indptr), shape=(len(y), width))
     return X, y
 
 
@@ -122,7 +124,12 @@ def parse_libsvm(path: Path, n_features: int, block_bytes: int = BLOCK_BYTES) ->
     return Parsed(X.toarray() if density >= DENSE_IF_DENSITY_AT_LEAST else X, y)
 
 
+def _sidecar(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
 def save_cache(parsed: Parsed, dest: Path, source_sha256: str) -> None:
+    """Write the parsed arrays atomically, then the cache file's own sha256 beside it."""
     meta = json.dumps({"format": CACHE_FORMAT, "source_sha256": source_sha256})
     arrays = {"y": parsed.y, "meta": np.array(meta)}
     if sp.issparse(parsed.X):
@@ -133,13 +140,18 @@ def save_cache(parsed: Parsed, dest: Path, source_sha256: str) -> None:
     with atomic_path(dest) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
+        digest = sha256_file(tmp)
+    with atomic_path(_sidecar(dest)) as tmp:
+        tmp.write_text(digest + "\n")
 
 
 def load_cache(path: Path, source_sha256: str) -> Parsed | None:
-    """The cached parse, or None if absent, unreadable, stale or of another format."""
-    if not path.exists():
+    """The cached parse, or None if absent, damaged (its sha256 differs), stale or of another format."""
+    if not path.exists() or not _sidecar(path).exists():
         return None
     try:
+        if sha256_file(path) != _sidecar(path).read_text().strip():
+            return None
         with np.load(path, allow_pickle=False) as npz:
             meta = json.loads(str(npz["meta"]))
             if meta.get("format") != CACHE_FORMAT or meta.get("source_sha256") != source_sha256:

@@ -1,21 +1,24 @@
-"""Assemble a registry dataset: fetch if needed, parse (cached), split, scale (DESIGN §3)."""
+"""Assemble a dataset: fetch if needed, parse (cached), check, split, scale (DESIGN §3)."""
 
 from __future__ import annotations
 
-import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from rbrepro.data import libsvm
-from rbrepro.data.atomic import write_text_atomic
-from rbrepro.data.fetch import fetch_dataset, sha256_file
-from rbrepro.data.registry import DatasetSpec, get_spec
+from rbrepro.data import libsvm, user
+from rbrepro.data.delimited import parse_csv
+from rbrepro.data.fetch import fetch_dataset, file_lock, read_record, sha256_file, write_record
+from rbrepro.data.registry import DataFile, DatasetSpec, get_spec
 
 TRAIN_SHARE = 0.8
+
+
+class ContentError(ValueError):
+    """Parsed data that does not match what the registry or the manifest promises."""
 
 
 def data_dir(path: str | os.PathLike | None = None) -> Path:
@@ -25,6 +28,25 @@ def data_dir(path: str | os.PathLike | None = None) -> Path:
 
 def default_mirror(mirror=None):
     return mirror if mirror not in (None, "") else (os.environ.get("RBREPRO_MIRROR") or None)
+
+
+def user_datasets(datasets_file=None) -> dict[str, DatasetSpec]:
+    """Datasets registered in a YAML file (`datasets_file`, else $RBREPRO_DATASETS)."""
+    path = datasets_file or os.environ.get("RBREPRO_DATASETS")
+    return user.load_datasets_file(path) if path else {}
+
+
+def resolve_spec(name: str | DatasetSpec, root: Path, extra: dict[str, DatasetSpec] | None = None) -> DatasetSpec:
+    """A registry name, a user-registered name, a DatasetSpec, or a path to a data file."""
+    if isinstance(name, DatasetSpec):
+        spec = name
+    elif (extra and name in extra) or not (("/" in name or "." in name) and Path(name).expanduser().is_file()):
+        spec = get_spec(name, extra)
+    else:
+        spec = user.spec_from_path(name)
+    if spec.source == "user" and spec.train is None:
+        spec = user.with_supplied_files(spec, root)
+    return spec
 
 
 @dataclass
@@ -45,34 +67,59 @@ class Dataset:
     def model_task(self) -> str:
         return "regression" if self.task == "regression" else "classification"
 
+    @property
+    def n_features(self) -> int:
+        return self.X_train.shape[1]
+
 
 def _source_digest(path: Path) -> str:
-    """sha256 of a raw file, remembered in a sidecar keyed by size and mtime."""
-    st = path.stat()
-    sidecar = path.with_name(path.name + ".sha256.json")
-    stamp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
-    if sidecar.exists():
-        try:
-            rec = json.loads(sidecar.read_text())
-            if {k: rec.get(k) for k in stamp} == stamp:
-                return rec["sha256"]
-        except (ValueError, KeyError):
-            pass
+    """sha256 of a raw file, from its fetch record while size and mtime still match."""
+    rec = read_record(path)
+    if rec:
+        return rec["sha256"]
     digest = sha256_file(path)
-    write_text_atomic(sidecar, json.dumps({**stamp, "sha256": digest}))
+    write_record(path, digest, "local", None)
     return digest
 
 
-def load_parsed(raw: Path, n_features: int, cache_dir: Path) -> libsvm.Parsed:
-    """Parse a raw LIBSVM file once; later calls read the binary cache."""
+def load_parsed(raw: Path, n_features: int, cache_dir: Path, fmt: str = "libsvm", key: str | None = None
+                ) -> libsvm.Parsed:
+    """Parse a raw file once; later calls read the hash-checked binary cache (cache_dir/<key>.npz)."""
     digest = _source_digest(raw)
-    cache = cache_dir / (raw.name + ".npz")
-    parsed = libsvm.load_cache(cache, digest)
-    if parsed is None or parsed.X.shape[1] != n_features:
-        parsed = libsvm.parse_libsvm(raw, n_features)
-        libsvm.save_cache(parsed, cache, digest)
+    key = (key or raw.name).replace("/", "__")
+    cache = cache_dir / (key + ".npz")
+    with file_lock(cache_dir.parent / "locks" / (key + ".parse.lock")):
+        parsed = libsvm.load_cache(cache, digest)
+        if parsed is None or (n_features and parsed.X.shape[1] != n_features):
+            parsed = parse_csv(raw, n_features) if fmt == "csv" else libsvm.parse_libsvm(raw, n_features)
+            libsvm.save_cache(parsed, cache, digest)
     return parsed
 
+
+def _check_rows(raw: Path, parsed: libsvm.Parsed, file: DataFile) -> None:
+    rec = read_record(raw) or {}
+    expected = rec.get("expected_rows")
+    if expected is not None and parsed.X.shape[0] != expected:
+        raise ContentError(f"{raw}: parsed {parsed.X.shape[0]} rows, but {rec.get('origin', 'its source')} "
+                           f"promises {expected}; delete the file and fetch again")
+
+
+def _infer_task(y: np.ndarray) -> str:
+    integral = np.all(np.isfinite(y)) and np.all(y == np.round(y))
+    n = len(np.unique(y))
+    if integral and n == 2:
+        return "binary"
+    if integral and n <= 100:
+        return "multiclass"
+    return "regression"
+
+
+def _pad(X, width: int):
+    if X is None or X.shape[1] == width:
+        return X
+    if sp.issparse(X):
+        return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+    return np.hstack([X, np.zeros((X.shape[0], width - X.shape[1]), X.dtype)])
 
 
 def minmax_scale(X_train, others):
@@ -100,53 +147,74 @@ def _embedded(spec: DatasetSpec):
     return libsvm.Parsed(np.ascontiguousarray(X, dtype=np.float32), y.astype(np.float64))
 
 
-def load_dataset(name: str, data_path=None, mirror=None, fetch: bool = True, progress: bool = True) -> Dataset:
-    """Load a registry dataset ready for training (split and scaled per DESIGN §3).
+def split_sizes(n: int, spec: DatasetSpec) -> int:
+    """Training rows of a seeded split: the paper's counts when the file has exactly their sum,
+    else floor(0.8 N)."""
+    if spec.n_train and spec.n_test and n == spec.n_train + spec.n_test:
+        return spec.n_train
+    return int(np.floor(TRAIN_SHARE * n))
 
-    Missing files are fetched (from `mirror`, $RBREPRO_MIRROR or the site) unless
-    fetch=False. A dataset without a test file is split 80/20 with its fixed seed.
+
+def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bool = True, progress: bool = True,
+                 datasets_file=None) -> Dataset:
+    """Load a dataset ready for training (split and scaled per DESIGN §3).
+
+    `name` is a registry name, a name from a datasets YAML file (`datasets_file` or
+    $RBREPRO_DATASETS), a DatasetSpec, or a path to a LIBSVM/CSV file. Missing files are
+    fetched (from `mirror`, $RBREPRO_MIRROR or the site) unless fetch=False. A dataset
+    without a test file is split with its fixed seed.
     """
-    spec = get_spec(name)
     root = data_dir(data_path)
+    spec = resolve_spec(name, root, user_datasets(datasets_file))
     if spec.source.startswith("sklearn:"):
         train, test, val = _embedded(spec), None, None
     else:
-        if spec.source == "user":
-            path = root / "raw" / "user" / f"{spec.name}"
-            if not path.exists():
-                raise FileNotFoundError(f"{spec.name}: {spec.note} (expected at {path})")
-            raws = {"train": path}
-        else:
-            missing = [f for f in spec.files if not (root / "raw" / f.path).exists()]
-            if missing and not fetch:
-                raise FileNotFoundError(f"{spec.name}: {missing[0].path} is not in {root / 'raw'}; "
-                                        f"run `rbrepro fetch {spec.name}`")
-            if missing:
-                fetch_dataset(spec, root, default_mirror(mirror), progress=progress)
-            raws = {role: root / "raw" / f.path
-                    for role, f in (("train", spec.train), ("test", spec.test), ("val", spec.val)) if f}
-        cache_dir = root / "cache"
-        train = load_parsed(raws["train"], spec.n_features, cache_dir)
-        test = load_parsed(raws["test"], spec.n_features, cache_dir) if "test" in raws else None
-        val = load_parsed(raws["val"], spec.n_features, cache_dir) if "val" in raws else None
+        missing = [f for f in spec.files if not (root / "raw" / f.path).exists()]
+        if missing and not fetch:
+            raise FileNotFoundError(f"{spec.name}: {missing[0].path} is not in {root / 'raw'}; "
+                                    f"run `rbrepro fetch {spec.name}`")
+        if missing:
+            fetch_dataset(spec, root, default_mirror(mirror), progress=progress)
+        parsed = {}
+        for role, f in (("train", spec.train), ("test", spec.test), ("val", spec.val)):
+            if f is None:
+                continue
+            raw = root / "raw" / f.path
+            parsed[role] = load_parsed(raw, spec.n_features, root / "cache", f.format, key=f.path)
+            _check_rows(raw, parsed[role], f)
+        train, test, val = parsed["train"], parsed.get("test"), parsed.get("val")
+
+    width = spec.n_features or max(p.X.shape[1] for p in (train, test, val) if p is not None)
+    task = spec.task if spec.task != "auto" else _infer_task(train.y)
+    if task != "regression":
+        classes = np.unique(train.y)
+        if spec.n_classes and len(classes) != spec.n_classes:
+            raise ContentError(f"{spec.name}: the training file has {len(classes)} classes "
+                               f"({classes[:10].tolist()}), the registry expects {spec.n_classes}")
+        for role, part in (("test", test), ("validation", val)):
+            if part is not None and not np.isin(np.unique(part.y), classes).all():
+                extra = np.setdiff1d(np.unique(part.y), classes)[:5].tolist()
+                raise ContentError(f"{spec.name}: the {role} file has labels the training file lacks: {extra}")
 
     if test is None:
         n = train.X.shape[0]
         perm = np.random.default_rng(spec.split_seed).permutation(n)
-        cut = int(np.floor(TRAIN_SHARE * n))
+        cut = split_sizes(n, spec)
         tr, te = np.sort(perm[:cut]), np.sort(perm[cut:])
         test = libsvm.Parsed(train.X[te], train.y[te])
         train = libsvm.Parsed(train.X[tr], train.y[tr])
-        split = f"seeded {int(TRAIN_SHARE * 100)}/{100 - int(TRAIN_SHARE * 100)} (seed {spec.split_seed})"
+        split = f"seeded split {len(tr)}/{len(te)} (seed {spec.split_seed})"
     else:
         split = "provided test file"
 
-    X_train, X_test, X_val = train.X, test.X, val.X if val else None
+    X_train, X_test, X_val = (_pad(p.X, width) if p is not None else None for p in (train, test, val))
     if spec.scaling == "minmax":
         X_train, (X_test, X_val) = minmax_scale(X_train, [X_test, X_val])
         scaling = "minmax[0,1] on train"
     else:
         scaling = "as published"
-    return Dataset(name=spec.name, task=spec.task, X_train=X_train, y_train=train.y, X_test=X_test,
+    return Dataset(name=spec.name, task=task, X_train=X_train, y_train=train.y, X_test=X_test,
                    y_test=test.y, X_val=X_val, y_val=val.y if val else None, scaling=scaling, split=split,
-                   info={"n_train": X_train.shape[0], "n_test": X_test.shape[0], "n_features": spec.n_features})
+                   info={"n_train": X_train.shape[0], "n_test": X_test.shape[0], "n_features": width,
+                         "paper_n_train": spec.n_train, "paper_n_test": spec.n_test, "note": spec.note,
+                         "spec": replace(spec, task=task)})

@@ -15,7 +15,10 @@ TASKS = ("regression", "binary", "multiclass")
 @dataclass(frozen=True)
 class DataFile:
     path: str                   # path in the LIBSVM site layout, e.g. "binary/ijcnn1.tr.bz2"
+    rows: int | None = None     # rows of the site's file (checked after parsing)
     site_sha256: str | None = None  # the site's bytes, where pinned
+    url: str | None = None      # a user's own file: its URL or absolute path (not under a mirror)
+    format: str = "libsvm"      # "libsvm" or "csv" (label in the first column)
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class DatasetSpec:
     default_R: int | None = None  # the authors' fixed R of their run script
     lam: float = 0.01
     split_seed: int = 0
+    n_classes: int | None = None  # classification: distinct labels expected in the training file
     note: str = ""
 
     @property
@@ -44,47 +48,57 @@ class DatasetSpec:
         return self.task != "regression"
 
 
-def _f(path: str) -> DataFile:
-    return DataFile(path)
+def _f(path: str, rows: int) -> DataFile:
+    return DataFile(path, rows=rows)
 
 
 REGISTRY: dict[str, DatasetSpec] = {
     s.name: s
     for s in [
-        DatasetSpec("digits", "multiclass", 64, 1437, 360, source="sklearn:load_digits", default_R=64,
+        DatasetSpec("digits", "multiclass", 64, 1437, 360, source="sklearn:load_digits", default_R=64, n_classes=10,
                     note="Embedded demo set: scikit-learn's bundled 8x8 digits (UCI), works offline. "
                          "Not in the paper."),
-        DatasetSpec("cadata", "regression", 8, 16512, 4128, train=_f("regression/cadata"), default_R=16),
+        DatasetSpec("cadata", "regression", 8, 16512, 4128, train=_f("regression/cadata", 20640), default_R=16),
         DatasetSpec("census", "regression", 119, 18186, 2273, source="user",
-                    note="Not on the LIBSVM site; origin unconfirmed. Supply the file with --from."),
-        DatasetSpec("ijcnn1", "binary", 22, 35000, 91701, train=_f("binary/ijcnn1.tr.bz2"),
-                    test=_f("binary/ijcnn1.t.bz2"), val=_f("binary/ijcnn1.val.bz2"),
-                    scaling="published", default_R=17),
-        DatasetSpec("cod_rna", "binary", 8, 49437, 271617, train=_f("binary/cod-rna"),
-                    test=_f("binary/cod-rna.t"), default_R=12,
-                    note="The site's training file has 59,535 rows; the paper's 49,437 subset is undocumented."),
-        DatasetSpec("covtype", "binary", 54, 464809, 116203, train=_f("binary/covtype.libsvm.binary.scale.bz2"),
-                    scaling="published", default_R=10, lam=1e-4),
-        DatasetSpec("SUSY", "binary", 18, 4000000, 1000000, train=_f("binary/SUSY.xz"), default_R=15),
-        DatasetSpec("mnist", "multiclass", 780, 60000, 10000, train=_f("multiclass/mnist.bz2"),
-                    test=_f("multiclass/mnist.t.bz2"), default_R=937),
-        DatasetSpec("acoustic", "multiclass", 50, 78823, 19705, train=_f("multiclass/acoustic_scale.bz2"),
-                    test=_f("multiclass/acoustic_scale.t.bz2"), scaling="published", default_R=10, lam=0.1),
-        DatasetSpec("letter", "multiclass", 16, 10500, 5000, train=_f("multiclass/letter.scale.tr"),
-                    test=_f("multiclass/letter.scale.t"), val=_f("multiclass/letter.scale.val"),
-                    scaling="published", default_R=10),
-        DatasetSpec("cpusmall", "regression", 12, 6553, 1639, train=_f("regression/cpusmall"), default_R=8,
+                    note="census is not on the LIBSVM site and its origin is unconfirmed (probably Rahimi's "
+                         "random-features page): supply it with `rbrepro fetch census --from PATH_OR_URL` "
+                         "(one file, split with the paper's counts, or --from TRAIN --from TEST)"),
+        DatasetSpec("ijcnn1", "binary", 22, 35000, 91701, train=_f("binary/ijcnn1.tr.bz2", 35000),
+                    test=_f("binary/ijcnn1.t.bz2", 91701), val=_f("binary/ijcnn1.val.bz2", 14990),
+                    scaling="published", default_R=17, n_classes=2),
+        DatasetSpec("cod_rna", "binary", 8, 49437, 271617, train=_f("binary/cod-rna", 59535),
+                    test=_f("binary/cod-rna.t", 271617), default_R=12, n_classes=2,
+                    note="The site's training file has 59,535 rows; the paper's 49,437 subset is undocumented, "
+                         "so all 59,535 are used."),
+        DatasetSpec("covtype", "binary", 54, 464809, 116203,
+                    train=_f("binary/covtype.libsvm.binary.scale.bz2", 581012),
+                    scaling="published", default_R=10, lam=1e-4, n_classes=2),
+        DatasetSpec("SUSY", "binary", 18, 4000000, 1000000, train=_f("binary/SUSY.xz", 5000000), default_R=15,
+                    n_classes=2),
+        DatasetSpec("mnist", "multiclass", 780, 60000, 10000, train=_f("multiclass/mnist.bz2", 60000),
+                    test=_f("multiclass/mnist.t.bz2", 10000), default_R=937, n_classes=10),
+        DatasetSpec("acoustic", "multiclass", 50, 78823, 19705, train=_f("multiclass/acoustic_scale.bz2", 78823),
+                    test=_f("multiclass/acoustic_scale.t.bz2", 19705), scaling="published", default_R=10,
+                    lam=0.1, n_classes=3),
+        DatasetSpec("letter", "multiclass", 16, 10500, 5000, train=_f("multiclass/letter.scale.tr", 10500),
+                    test=_f("multiclass/letter.scale.t", 5000), val=_f("multiclass/letter.scale.val", 4500),
+                    scaling="published", default_R=10, n_classes=26),
+        DatasetSpec("cpusmall", "regression", 12, 6553, 1639, train=_f("regression/cpusmall", 8192), default_R=8,
                     note="The authors' 'cpu' set."),
-        DatasetSpec("a9a", "binary", 123, 32561, 16281, train=_f("binary/a9a"), test=_f("binary/a9a.t"),
-                    scaling="published", note="Adult, as in Rahimi & Recht (2007)."),
+        DatasetSpec("a9a", "binary", 123, 32561, 16281, train=_f("binary/a9a", 32561),
+                    test=_f("binary/a9a.t", 16281), scaling="published", n_classes=2,
+                    note="Adult, as in Rahimi & Recht (2007)."),
     ]
 }
 
 
-def get_spec(name: str) -> DatasetSpec:
-    """The registry entry for `name`, or a KeyError listing the known names."""
+def get_spec(name: str, extra: dict[str, DatasetSpec] | None = None) -> DatasetSpec:
+    """The entry for `name` (user datasets in `extra` first), or a KeyError listing the known names."""
+    if extra and name in extra:
+        return extra[name]
     try:
         return REGISTRY[name]
     except KeyError:
-        known = ", ".join(sorted(REGISTRY))
-        raise KeyError(f"unknown dataset {name!r}; known datasets: {known}") from None
+        known = ", ".join(sorted({*REGISTRY, *(extra or {})}))
+        raise KeyError(f"unknown dataset {name!r}; known datasets: {known} (or give a path to a LIBSVM/CSV "
+                       "file, or register your own with a datasets YAML file)") from None

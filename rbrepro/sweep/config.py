@@ -14,6 +14,7 @@ Schema (all keys but `name` and `datasets` optional)::
     center: false              # subtract the training mean of y (authors' RB driver: no)
     solver: {name: cg, maxit: 50, tol: 1.0e-3}
     defaults: {sigma: [...], R: 16, lam: 0.01}   # per-dataset values override these
+    dataset_files: [my-datasets.yaml]   # your own datasets (see rbrepro.data.user), relative to this file
     datasets:
       ijcnn1: {R: 17}          # R and lam default to the registry's per-dataset values
 """
@@ -21,23 +22,20 @@ Schema (all keys but `name` and `datasets` optional)::
 from __future__ import annotations
 
 import itertools
-import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from rbrepro.data.registry import REGISTRY
+from rbrepro.data.user import load_datasets_file
 from rbrepro.models.cell import METHODS, CellParams
 from rbrepro.solvers.cg import MAXIT, TOL
+from rbrepro.yamlconf import ConfigError, Node, Reader, compose
+
+__all__ = ["ConfigError", "DatasetGrid", "SweepConfig", "load_config", "parse_config"]
 
 FIGURES = ("fig3", "fig4", "fig5", "fig6", "none")
 SOLVERS = ("cg",)
 MAX_CELLS = 1_000_000
-
-
-class ConfigError(ValueError):
-    """An invalid config; the message is one line naming file, line and key path."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +58,8 @@ class SweepConfig:
     maxit: int
     tol: float
     datasets: tuple[DatasetGrid, ...]
+    dataset_files: tuple[str, ...] = ()
+    user_datasets: dict = field(default_factory=dict, compare=False, repr=False)
 
     def cells(self) -> list[CellParams]:
         """Every cell of the grid: datasets x methods x sigma x R x seeds, in a stable order."""
@@ -77,110 +77,20 @@ class SweepConfig:
             "name": self.name, "figure": self.figure, "methods": list(self.methods), "seeds": list(self.seeds),
             "threads": self.threads, "center": self.center,
             "solver": {"name": self.solver, "maxit": self.maxit, "tol": self.tol},
+            "dataset_files": list(self.dataset_files),
             "datasets": {g.name: {"sigma": list(g.sigma), "R": list(g.R), "lam": g.lam} for g in self.datasets},
         }
 
 
-class _Node:
-    """A YAML value with the line it came from, for error messages."""
-
-    def __init__(self, value, line: int):
-        self.value = value
-        self.line = line
-
-
-def _compose(text: str, file: str):
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{file}:{mark.line + 1}" if mark else file
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
-    if root is None:
-        raise ConfigError(f"{file}: the config is empty")
-    return _wrap(root, file, budget=[100_000])
-
-
-def _wrap(node, file: str, budget: list[int]) -> _Node:
-    """Convert a composed YAML node to _Node trees; rejects tags, duplicates and size bombs."""
-    budget[0] -= 1
-    line = node.start_mark.line + 1
-    if budget[0] < 0:
-        raise ConfigError(f"{file}:{line}: the config is too large (aliases expanding without bound?)")
-    if isinstance(node, yaml.MappingNode):
-        out: dict[str, _Node] = {}
-        for k, v in node.value:
-            if not isinstance(k, yaml.ScalarNode):
-                raise ConfigError(f"{file}:{k.start_mark.line + 1}: mapping keys must be plain names")
-            if k.value in out:
-                raise ConfigError(f"{file}:{k.start_mark.line + 1}: duplicate key {k.value!r}")
-            out[k.value] = _wrap(v, file, budget)
-        return _Node(out, line)
-    if isinstance(node, yaml.SequenceNode):
-        return _Node([_wrap(v, file, budget) for v in node.value], line)
-    try:
-        value = yaml.constructor.SafeConstructor().construct_object(node)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{file}:{line}: {getattr(exc, 'problem', exc)}") from None
-    return _Node(value, line)
-
-
-class _Reader:
-    def __init__(self, file: str):
-        self.file = file
-
-    def fail(self, node: _Node, path: str, message: str):
-        raise ConfigError(f"{self.file}:{node.line}: {path}: {message}")
-
-    def mapping(self, node: _Node, path: str, allowed: tuple[str, ...]) -> dict[str, _Node]:
-        if not isinstance(node.value, dict):
-            self.fail(node, path or "(top level)", f"expected a mapping, got {type(node.value).__name__}")
-        for key, child in node.value.items():
-            if key not in allowed:
-                self.fail(child, f"{path}.{key}" if path else key,
-                          f"unknown key; allowed here: {', '.join(allowed)}")
-        return node.value
-
-    def number(self, node: _Node, path: str, positive=True, integer=False, allow_zero=False):
-        v = node.value
-        kind = "integer" if integer else "number"
-        ok = isinstance(v, numbers.Integral) if integer else isinstance(v, numbers.Real)
-        if isinstance(v, bool) or not ok or (not integer and not (v == v and abs(v) != float("inf"))):
-            self.fail(node, path, f"expected a {'positive ' if positive else ''}{kind}, got {v!r}")
-        if positive and (v < 0 or (v == 0 and not allow_zero)):
-            self.fail(node, path, f"expected a {'non-negative' if allow_zero else 'positive'} {kind}, got {v!r}")
-        return int(v) if integer else float(v)
-
-    def number_list(self, node: _Node, path: str, integer=False, allow_zero=False) -> tuple:
-        items = node.value if isinstance(node.value, list) else [node]
-        if not items:
-            self.fail(node, path, "expected at least one value")
-        values = tuple(self.number(n, f"{path}[{i}]", integer=integer, allow_zero=allow_zero) for i, n in enumerate(items))
-        if len(set(values)) != len(values):
-            self.fail(node, path, f"repeated values in {list(values)}")
-        return values
-
-    def choice(self, node: _Node, path: str, allowed: tuple[str, ...]) -> str:
-        if node.value not in allowed:
-            self.fail(node, path, f"expected one of {', '.join(allowed)}, got {node.value!r}")
-        return node.value
-
-    def boolean(self, node: _Node, path: str) -> bool:
-        if not isinstance(node.value, bool):
-            self.fail(node, path, f"expected true or false, got {node.value!r}")
-        return node.value
-
-
 TOP_KEYS = ("name", "figure", "description", "methods", "seeds", "threads", "center", "solver", "defaults",
-            "datasets")
+            "dataset_files", "datasets")
 GRID_KEYS = ("sigma", "R", "lam")
 
 
 def parse_config(text: str, file: str = "<config>") -> SweepConfig:
     """Validate YAML text into a SweepConfig (raises ConfigError naming file:line: key)."""
-    rd = _Reader(file)
-    top = rd.mapping(_compose(text, file), "", TOP_KEYS)
+    rd = Reader(file)
+    top = rd.mapping(compose(text, file), "", TOP_KEYS)
     if "name" not in top:
         raise ConfigError(f"{file}:1: name: missing; give the sweep a name (it names the results folder)")
     name = top["name"].value
@@ -201,13 +111,24 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
         maxit = rd.number(s["maxit"], "solver.maxit", integer=True, allow_zero=True) if "maxit" in s else maxit
         tol = rd.number(s["tol"], "solver.tol") if "tol" in s else tol
     defaults = rd.mapping(top["defaults"], "defaults", GRID_KEYS) if "defaults" in top else {}
+    dataset_files, extra = [], {}
+    if "dataset_files" in top:
+        node = top["dataset_files"]
+        items = node.value if isinstance(node.value, list) else [node]
+        base = Path(file).parent
+        for i, item in enumerate(items):
+            path = (base / rd.string(item, f"dataset_files[{i}]")).resolve()
+            if not path.is_file():
+                rd.fail(item, f"dataset_files[{i}]", f"no such file: {path}")
+            dataset_files.append(str(path))
+            extra.update(load_datasets_file(path))
     if "datasets" not in top:
         raise ConfigError(f"{file}:1: datasets: missing; list at least one of {', '.join(sorted(REGISTRY))}")
     ds_node = top["datasets"]
     if isinstance(ds_node.value, list):  # a plain list of names: every value from defaults/registry
-        ds_node = _Node({n.value if isinstance(n.value, str) else str(n.value): _Node({}, n.line)
+        ds_node = Node({n.value if isinstance(n.value, str) else str(n.value): Node({}, n.line)
                          for n in ds_node.value}, ds_node.line)
-    datasets = rd.mapping(ds_node, "datasets", tuple(REGISTRY))
+    datasets = rd.mapping(ds_node, "datasets", (*REGISTRY, *extra))
     if not datasets:
         rd.fail(ds_node, "datasets", "expected at least one dataset")
 
@@ -216,7 +137,7 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
     for dname, dnode in datasets.items():
         path = f"datasets.{dname}"
         own = rd.mapping(dnode, path, GRID_KEYS) if dnode.value is not None else {}
-        spec = REGISTRY[dname]
+        spec = extra.get(dname) or REGISTRY[dname]
 
         def pick(key, _own=own, _path=path):
             if key in _own:
@@ -243,7 +164,8 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
     if n_cells > MAX_CELLS:
         raise ConfigError(f"{file}: the grid has {n_cells} cells, more than the {MAX_CELLS} allowed")
     return SweepConfig(name=name, figure=figure, methods=methods, seeds=seeds, threads=threads, center=center,
-                       solver=solver, maxit=maxit, tol=tol, datasets=tuple(grids))
+                       solver=solver, maxit=maxit, tol=tol, datasets=tuple(grids),
+                       dataset_files=tuple(dataset_files), user_datasets=extra)
 
 
 def load_config(path: str | Path) -> SweepConfig:

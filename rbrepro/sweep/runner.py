@@ -139,7 +139,8 @@ def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams], data_path
             try:
                 if params.dataset not in loaded:
                     loaded.clear()  # keep one dataset in memory at a time
-                    loaded[params.dataset] = load_dataset(params.dataset, data_path, mirror, progress=False)
+                    loaded[params.dataset] = load_dataset(config.user_datasets.get(params.dataset, params.dataset),
+                                                          data_path, mirror, progress=False)
                 row = run_cell(params, loaded[params.dataset])
                 done += 1
             except (KeyboardInterrupt, SystemExit):

@@ -1,0 +1,138 @@
+"""The user's own data: a file (or train/test pair) named on the command line, or datasets
+registered in a YAML file, going through the same parsing, scaling and caching.
+
+A datasets file::
+
+    datasets:
+      mydata:
+        train: data/mydata.train      # path (relative to this file) or http(s) URL
+        test: data/mydata.test        # optional: otherwise a seeded 80/20 split
+        format: libsvm                # or csv (label in the first column, optional header)
+        task: binary                  # regression | binary | multiclass | auto (inferred from labels)
+        n_features: 123               # optional: inferred from the data
+        scaling: minmax               # minmax (on the training split) or published (as given)
+        R: 64                         # default R for sweeps
+        lam: 0.01
+
+Files are fetched into DATA_DIR/raw/user/<name>/ and their hashes recorded on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from rbrepro.data.atomic import write_text_atomic
+from rbrepro.data.registry import REGISTRY, TASKS, DataFile, DatasetSpec
+from rbrepro.yamlconf import ConfigError, Reader, compose
+
+FORMATS = ("libsvm", "csv")
+SCALINGS = ("minmax", "published")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def _location(text: str, base: Path) -> str:
+    if "://" in text:
+        return text
+    return str((base / text).expanduser().resolve())
+
+
+def _basename(location: str) -> str:
+    return location.rstrip("/").rsplit("/", 1)[-1] or "data"
+
+
+def _guess_format(location: str) -> str:
+    name = _basename(location).lower()
+    for suffix in (".bz2", ".xz", ".gz"):
+        name = name.removesuffix(suffix)
+    return "csv" if name.endswith(".csv") else "libsvm"
+
+
+def user_file(name: str, location: str, fmt: str | None = None) -> DataFile:
+    return DataFile(path=f"user/{name}/{_basename(location)}", url=location, format=fmt or _guess_format(location))
+
+
+def spec_from_files(name: str, train: str, test: str | None = None, task: str = "auto", fmt: str | None = None,
+                    n_features: int = 0, scaling: str = "minmax", default_R: int | None = None,
+                    lam: float = 0.01, note: str = "") -> DatasetSpec:
+    """A dataset of the user's files (paths or URLs); n_features 0 = infer from the data."""
+    return DatasetSpec(name=name, task=task, n_features=n_features, n_train=0, n_test=0, source="user",
+                       train=user_file(name, train, fmt), test=user_file(name, test, fmt) if test else None,
+                       scaling=scaling, default_R=default_R, lam=lam, note=note or "user data")
+
+
+def spec_from_path(path: str, test: str | None = None) -> DatasetSpec:
+    """An ad hoc dataset for a file named on the command line (name = the file's stem)."""
+    loc = _location(path, Path.cwd())
+    if "://" not in loc and not Path(loc).is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    stem = _basename(loc)
+    for suffix in (".bz2", ".xz", ".gz", ".csv", ".txt", ".libsvm", ".svm"):
+        stem = stem.removesuffix(suffix)
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", stem) or "data"
+    return spec_from_files(name, loc, _location(test, Path.cwd()) if test else None)
+
+
+def load_datasets_file(path: str | Path) -> dict[str, DatasetSpec]:
+    """Validate a datasets YAML file into specs (errors name file:line: key path)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the datasets file: {exc.strerror or exc}") from None
+    rd = Reader(str(path))
+    top = rd.mapping(compose(text, str(path)), "", ("datasets",))
+    if "datasets" not in top:
+        raise ConfigError(f"{path}:1: datasets: missing")
+    out = {}
+    keys = ("train", "test", "format", "task", "n_features", "scaling", "R", "lam", "note")
+    if not isinstance(top["datasets"].value, dict):
+        rd.fail(top["datasets"], "datasets", "expected a mapping of dataset names")
+    for name, node in top["datasets"].value.items():
+        where = f"datasets.{name}"
+        if not _NAME.match(name):
+            rd.fail(node, where, "a dataset name is letters, digits, '_', '-' or '.'")
+        if name in REGISTRY:
+            rd.fail(node, where, f"{name!r} is a built-in dataset; choose another name")
+        d = rd.mapping(node, where, keys)
+        if "train" not in d:
+            rd.fail(node, where, "train: missing (a path or URL)")
+        base = path.parent
+        fmt = rd.choice(d["format"], f"{where}.format", FORMATS) if "format" in d else None
+        out[name] = spec_from_files(
+            name,
+            _location(rd.string(d["train"], f"{where}.train"), base),
+            _location(rd.string(d["test"], f"{where}.test"), base) if "test" in d else None,
+            task=rd.choice(d["task"], f"{where}.task", TASKS + ("auto",)) if "task" in d else "auto",
+            fmt=fmt,
+            n_features=rd.number(d["n_features"], f"{where}.n_features", integer=True) if "n_features" in d else 0,
+            scaling=rd.choice(d["scaling"], f"{where}.scaling", SCALINGS) if "scaling" in d else "minmax",
+            default_R=rd.number(d["R"], f"{where}.R", integer=True) if "R" in d else None,
+            lam=rd.number(d["lam"], f"{where}.lam", allow_zero=True) if "lam" in d else 0.01,
+            note=rd.string(d["note"], f"{where}.note") if "note" in d else "",
+        )
+    return out
+
+
+def supplied_record(root: Path, name: str) -> Path:
+    return root / "raw" / "user" / name / "supplied.json"
+
+
+def remember_supplied(root: Path, spec: DatasetSpec) -> None:
+    """Record where a user-supplied built-in dataset (census) came from, for later loads."""
+    files = {role: {"path": f.path, "url": f.url, "format": f.format}
+             for role, f in (("train", spec.train), ("test", spec.test)) if f}
+    write_text_atomic(supplied_record(root, spec.name), json.dumps(files, indent=1) + "\n")
+
+
+def with_supplied_files(spec: DatasetSpec, root: Path) -> DatasetSpec:
+    """A built-in 'user' dataset (census) completed with the files supplied earlier."""
+    from dataclasses import replace
+
+    record = supplied_record(root, spec.name)
+    if not record.exists():
+        raise FileNotFoundError(spec.note)
+    files = json.loads(record.read_text())
+    make = lambda f: DataFile(path=f["path"], url=f["url"], format=f.get("format", "libsvm"))  # noqa: E731
+    return replace(spec, train=make(files["train"]), test=make(files["test"]) if "test" in files else None)
