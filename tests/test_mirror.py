@@ -27,3 +27,29 @@ def test_rb_on_cadata_beats_linear(real_mirror, tmp_path):
     linear_err = np.linalg.norm(pred - data.y_test) / np.linalg.norm(data.y_test)
     assert row["metric"] == "rel_error"
     assert row["test_metric"] < 0.8 * linear_err  # about 0.22 vs 0.30
+
+
+def test_mirror_datasets_match_table1_counts(real_mirror, tmp_path):
+    """Rows and features of every dataset the mirror has, against the paper's Table 1."""
+    expected = {"cadata": (16512, 4128, 8), "ijcnn1": (35000, 91701, 22), "letter": (10500, 5000, 16),
+                "mnist": (60000, 10000, 780)}
+    for name, (n_train, n_test, d) in expected.items():
+        data = load_dataset(name, tmp_path, real_mirror, progress=False)
+        assert (data.X_train.shape, data.X_test.shape) == ((n_train, d), (n_test, d)), name
+    letter = load_dataset("letter", tmp_path, real_mirror, progress=False)
+    assert letter.X_val.shape == (4500, 16) and len(np.unique(letter.y_train)) == 26
+    mnist = load_dataset("mnist", tmp_path, real_mirror, progress=False)
+    assert mnist.X_train.max() == 1.0 and len(np.unique(mnist.y_test)) == 10  # min-max scaled, mnist.t padded
+
+
+def test_cod_rna_training_file_and_the_missing_test_file(real_mirror, tmp_path):
+    from rbrepro.data.fetch import FetchError
+    from rbrepro.data.libsvm import parse_libsvm
+
+    parsed = parse_libsvm(real_mirror / "binary" / "cod-rna", 8)
+    assert parsed.X.shape == (59535, 8)  # the site's file; the paper's 49,437 subset is undocumented
+    assert sorted(np.unique(parsed.y, return_counts=True)[1]) == [19845, 39690]
+    import pytest
+
+    with pytest.raises(FetchError, match="cod-rna.t: not in this mirror"):
+        load_dataset("cod_rna", tmp_path, real_mirror, progress=False)

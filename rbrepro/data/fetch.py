@@ -30,6 +30,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import requests
+import urllib3
 
 from rbrepro.data.atomic import write_text_atomic
 from rbrepro.data.registry import SITE_BASE, DataFile, DatasetSpec
@@ -185,19 +186,31 @@ def _looks_like_html(first: bytes, content_type: str) -> bool:
     return content_type.lower().startswith("text/html") or head.startswith((b"<!doctype html", b"<html"))
 
 
+def _blocks(resp):
+    """The body as it arrives, one socket read at a time (so a broken transfer keeps every byte
+    received), without content decoding."""
+    raw = resp.raw
+    while True:
+        block = raw.read1(CHUNK, decode_content=False)
+        if not block:
+            return
+        yield block
+
+
 def _download(url: str, part: Path, label: str, progress: bool) -> str:
     """Fill `part` with the file at url (resuming it when possible); returns its sha256."""
     last = None
     for attempt in range(RETRIES):
         have = part.stat().st_size if part.exists() else 0
         try:
-            resp = _request(url, {"Range": f"bytes={have}-"} if have else {}, stream=True)
+            headers = {"Accept-Encoding": "identity"}  # byte offsets must be those of the file itself
+            resp = _request(url, {**headers, "Range": f"bytes={have}-"} if have else headers, stream=True)
             if resp is None:
                 raise FetchError(f"{label}: {url} answered 404 Not Found")
             if resp.status_code == 416 or (have and resp.status_code != 206):
                 have = 0  # the server ignores ranges (or ours is wrong): restart cleanly
                 resp.close()
-                resp = _request(url, {}, stream=True)
+                resp = _request(url, headers, stream=True)
                 if resp is None:
                     raise FetchError(f"{label}: {url} answered 404 Not Found")
             h = hashlib.sha256()
@@ -212,7 +225,7 @@ def _download(url: str, part: Path, label: str, progress: bool) -> str:
             with _progress(progress) as bar, open(part, "ab" if have else "wb") as out:
                 task = bar.add_task(label, total=total, completed=have)
                 try:
-                    for block in resp.iter_content(CHUNK):
+                    for block in _blocks(resp):
                         if first and not have and _looks_like_html(block, resp.headers.get("Content-Type", "")):
                             raise FetchError(f"{label}: {url} sent an HTML page (HTTP {resp.status_code}) instead "
                                              "of the data file; check the mirror URL")
@@ -221,7 +234,7 @@ def _download(url: str, part: Path, label: str, progress: bool) -> str:
                         h.update(block)
                         received += len(block)
                         bar.update(task, completed=received)
-                except requests.RequestException as exc:
+                except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
                     raise _Broken(f"transfer broke off after {received} bytes: {exc}") from exc
             if total is not None and received < total:
                 raise _Broken(f"transfer ended after {received} of {total} bytes")

@@ -1,0 +1,96 @@
+"""The user's own data: YAML-registered datasets, files named on the command line, CSV, census --from."""
+
+import json
+import subprocess
+import sys
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rbrepro.data.load import load_dataset, resolve_spec
+from rbrepro.data.user import load_datasets_file
+from rbrepro.sweep.config import ConfigError, load_config
+from tests.conftest import make_binary_problem, write_libsvm
+
+
+def _cli(*args, env):
+    return subprocess.run([sys.executable, "-m", "rbrepro", *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=300)
+
+
+@pytest.fixture
+def files(tmp_path):
+    X, y = make_binary_problem(500, 6, seed=7)
+    write_libsvm(tmp_path / "own" / "train.libsvm", X[:400], y[:400])
+    write_libsvm(tmp_path / "own" / "test.libsvm", X[400:, :5], y[400:])  # narrower test file: padded
+    frame = pd.DataFrame(np.column_stack([np.sin(X[:, 0]) + X[:, 1], X]), columns=["y"] + [f"f{i}" for i in range(6)])
+    frame.to_csv(tmp_path / "own" / "reg.csv", index=False)
+    (tmp_path / "own" / "sets.yaml").write_text(
+        "datasets:\n"
+        "  ball:\n    train: train.libsvm\n    test: test.libsvm\n    task: binary\n    R: 32\n"
+        "  wave:\n    train: reg.csv\n    scaling: published\n    lam: 0.1\n")
+    return tmp_path / "own"
+
+
+def test_yaml_registered_datasets_load_like_built_ins(files, tmp_path):
+    specs = load_datasets_file(files / "sets.yaml")
+    ball = load_dataset(specs["ball"], tmp_path / "d")
+    assert ball.X_train.shape == (400, 6) and ball.X_test.shape == (100, 6) and ball.task == "binary"
+    assert ball.split == "provided test file" and ball.scaling.startswith("minmax")
+    wave = load_dataset("wave", tmp_path / "d", datasets_file=files / "sets.yaml")
+    assert wave.task == "regression" and wave.X_train.shape == (400, 6) and wave.X_test.shape == (100, 6)
+    assert wave.scaling == "as published" and wave.info["spec"].lam == 0.1
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("datasets:\n  x: {test: a}\n", "sets.yaml:2: datasets.x: train: missing"),
+    ("datasets:\n  x: {train: a, format: parquet}\n", "datasets.x.format: expected one of libsvm, csv"),
+    ("datasets:\n  ijcnn1: {train: a}\n", "is a built-in dataset"),
+    ("datasets:\n  x: {train: a, colour: red}\n", "datasets.x.colour: unknown key"),
+])
+def test_bad_datasets_files_name_the_place(tmp_path, text, fragment):
+    (tmp_path / "sets.yaml").write_text(text)
+    with pytest.raises(ConfigError, match=fragment.replace(".", r"\.")):
+        load_datasets_file(tmp_path / "sets.yaml")
+
+
+def test_a_file_named_on_the_command_line_trains(files, tmp_path):
+    spec = resolve_spec(str(files / "train.libsvm"), tmp_path)
+    assert spec.name == "train" and spec.source == "user"
+    proc = _cli("train", files / "train.libsvm", "--R", "32", "--sigma", "1", "--json",
+                env={"RBREPRO_DATA": str(tmp_path / "d")})
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads(proc.stdout)
+    assert row["task"] == "binary" and row["n_train"] == 320 and row["n_test"] == 80  # seeded 80/20
+    assert row["test_metric"] > 80
+
+
+def test_a_sweep_over_a_registered_dataset(files, tmp_path):
+    (tmp_path / "cfg.yaml").write_text(f"name: own\ndataset_files: [{files / 'sets.yaml'}]\n"
+                                       "datasets:\n  ball: {sigma: [0.5, 2]}\n")
+    cfg = load_config(tmp_path / "cfg.yaml")
+    assert [c.R for c in cfg.cells()] == [32, 32]  # the dataset's own default R
+    proc = _cli("sweep", tmp_path / "cfg.yaml", "--out", tmp_path / "res", "-q",
+                env={"RBREPRO_DATA": str(tmp_path / "d")})
+    assert proc.returncode == 0, proc.stderr
+    frame = pd.read_csv(tmp_path / "res" / "results.csv")
+    assert len(frame) == 2 and (frame["status"] == "ok").all() and set(frame["dataset"]) == {"ball"}
+
+
+def test_census_needs_from_and_then_uses_the_papers_counts(tmp_path):
+    env = {"RBREPRO_DATA": str(tmp_path / "d")}
+    proc = _cli("fetch", "census", env=env)
+    assert proc.returncode == 2 and "--from" in proc.stderr and "origin is unconfirmed" in proc.stderr
+    rng = np.random.default_rng(0)
+    X = np.round(rng.random((20459, 119)) * (rng.random((20459, 119)) < 0.1), 3)
+    y = X[:, :5].sum(axis=1) + 1
+    write_libsvm(tmp_path / "census.libsvm", X, y)
+    proc = _cli("fetch", "census", "--from", tmp_path / "census.libsvm", "-q", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "18186 train / 2273 test rows" in proc.stdout  # the paper's split of 20,459 rows
+    data = load_dataset("census", tmp_path / "d", fetch=False)
+    assert data.X_train.shape == (18186, 119) and data.task == "regression"
+    listing = _cli("fetch", "--list", env=env).stdout
+    assert any(line.startswith("census") and "supplied" in line for line in listing.splitlines())
