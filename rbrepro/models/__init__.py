@@ -1,5 +1,5 @@
 """Models: feature map + solver, with the cost figures a result row reports."""
 
-from rbrepro.models.rb_ridge import RandomBinningRidge
+from rbrepro.models.feature_ridge import RandomBinningRidge, RandomFeatureRidge
 
-__all__ = ["RandomBinningRidge"]
+__all__ = ["RandomBinningRidge", "RandomFeatureRidge"]

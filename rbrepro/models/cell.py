@@ -1,25 +1,35 @@
 """One experiment cell: fit on a dataset's training split, score train and test, time it.
 
 The returned row carries the parameters, the cost figures of DESIGN §2 (D, kappa, nnz,
-CG iterations, featurize/solve/train/predict seconds), both metrics and provenance.
-Kernels are warmed up on two rows first, so the times exclude numba compilation.
+CG iterations, featurize/solve/train/predict seconds, the paper's memory model and the
+measured peak memory of the fit), both metrics and provenance. Kernels are warmed up on
+a few rows first, so the times exclude numba compilation.
 """
 
 from __future__ import annotations
 
-import resource
 import time
 from dataclasses import asdict, dataclass
 
 import numba
+import numpy as np
 
 from rbrepro import metrics
 from rbrepro.data.load import Dataset
-from rbrepro.models.rb_ridge import RandomBinningRidge
+from rbrepro.memory import PeakMemory
+from rbrepro.models.feature_ridge import DEFAULT_CENTER, DEFAULT_SOLVER, RandomFeatureRidge
+from rbrepro.models.kernel_ridge import ExactKernelRidge, IndependentBlockRidge
+from rbrepro.models.l1_model import L1FeatureModel
 from rbrepro.provenance import provenance
 from rbrepro.solvers.cg import MAXIT, TOL
+from rbrepro.solvers.rcd import LOSSES, VARIANTS
 
-METHODS = ("rb",)
+METHODS = ("rb", "rf", "nystrom", "block", "exact")
+SOLVERS = ("default", "cg", "direct", "rcd")
+
+
+def default_solver(method: str) -> str:
+    return DEFAULT_SOLVER.get(method, "cholesky")
 
 
 @dataclass(frozen=True)
@@ -27,75 +37,103 @@ class CellParams:
     dataset: str
     method: str = "rb"
     sigma: float = 1.0
-    R: int = 256
-    lam: float = 0.01
-    solver: str = "cg"
+    R: int = 256                # grids (rb), features (rf), landmarks (nystrom), leaf size (block); unused by exact
+    lam: float = 0.01           # ridge lambda (CG / direct / Cholesky) or the L1 weight (rcd)
+    solver: str = "default"     # default | cg | direct | rcd
     maxit: int = MAXIT
     tol: float = TOL
-    center: bool = False
+    center: bool | None = None  # None: the method's default (RB no; the others yes)
     seed: int = 0
-    threads: int = 0   # 0: all cores numba sees
+    threads: int = 0            # 0: all cores numba sees
+    loss: str = "squared_hinge"  # rcd only
+    epochs: int = 20            # rcd only
+    variant: str = "async"      # rcd only: async | sync
+    memory_limit_gb: float | None = None
 
     def validate(self) -> "CellParams":
         if self.method not in METHODS:
-            raise ValueError(f"method {self.method!r} is not available; choose from {METHODS}")
-        if self.solver != "cg":
-            raise ValueError(f"solver {self.solver!r} is not available for {self.method}; choose 'cg'")
-        if not (self.sigma > 0):
-            raise ValueError(f"sigma must be > 0, got {self.sigma}")
+            raise ValueError(f"method {self.method!r} is not available; choose from {', '.join(METHODS)}")
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver {self.solver!r} is not available; choose from {', '.join(SOLVERS)}")
+        if self.method in ("block", "exact") and self.solver not in ("default",):
+            raise ValueError(f"{self.method} solves its kernel systems by Cholesky; --solver must be 'default'")
+        if self.solver == "rcd" and self.method not in ("rb", "rf"):
+            raise ValueError("the rcd solver runs on rb or rf features")
+        if not (self.sigma > 0) or not np.isfinite(self.sigma):
+            raise ValueError(f"sigma must be a positive finite number, got {self.sigma}")
         if self.R < 1:
             raise ValueError(f"R must be >= 1, got {self.R}")
-        if self.lam < 0:
+        if not self.lam >= 0:
             raise ValueError(f"lam must be >= 0, got {self.lam}")
         if self.maxit < 0 or not (self.tol > 0):
             raise ValueError(f"maxit must be >= 0 and tol > 0, got maxit={self.maxit}, tol={self.tol}")
         if self.threads < 0:
             raise ValueError(f"threads must be >= 0, got {self.threads}")
+        if self.loss not in LOSSES or self.variant not in VARIANTS or self.epochs < 0:
+            raise ValueError(f"rcd needs loss in {LOSSES}, variant in {VARIANTS}, epochs >= 0")
         return self
 
 
-def _peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+def make_model(params: CellParams, task: str, threads: int):
+    """The estimator a cell's parameters describe."""
+    p = params
+    if p.solver == "rcd":
+        return L1FeatureModel(p.method, p.R, p.sigma, p.lam, task, p.loss, p.epochs, threads, p.variant, p.seed,
+                              p.memory_limit_gb)
+    if p.method == "exact":
+        return ExactKernelRidge(p.sigma, p.lam, task, p.center, p.memory_limit_gb)
+    if p.method == "block":
+        return IndependentBlockRidge(p.R, p.sigma, p.lam, task, p.center, p.seed, p.memory_limit_gb)
+    solver = None if p.solver == "default" else p.solver
+    return RandomFeatureRidge(p.method, p.R, p.sigma, p.lam, task, solver, p.maxit, p.tol, p.center, p.seed,
+                              p.memory_limit_gb)
 
 
-def run_cell(params: CellParams, data: Dataset) -> dict:
-    """Train and evaluate one cell; returns its result row (a flat dict)."""
+def run_cell(params: CellParams, data: Dataset, model_out: list | None = None) -> dict:
+    """Train and evaluate one cell; returns its result row (a flat dict).
+
+    If model_out is a list, the fitted model is appended to it (for saving)."""
     params.validate()
-    threads = params.threads or numba.config.NUMBA_NUM_THREADS
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    model = RandomBinningRidge(n_grids=params.R, sigma=params.sigma, lam=params.lam, task=data.model_task,
-                               maxit=params.maxit, tol=params.tol, center=params.center,
-                               random_state=params.seed)
+    threads = min(params.threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
+    numba.set_num_threads(threads)
+    model = make_model(params, data.model_task, threads)
     model.warm_up(data.X_train)
-    model.fit(data.X_train, data.y_train)
+    with PeakMemory() as peak:
+        model.fit(data.X_train, data.y_train)
     t0 = time.perf_counter()
     test_pred = model.predict(data.X_test)
     predict_s = time.perf_counter() - t0
-    feats = model.features_
-    n_train = data.X_train.shape[0]
+    if model_out is not None:
+        model_out.append(model)
+    cost = model.cost()
+    rcd = params.solver == "rcd"
     row = {
         **asdict(params),
-        "threads": numba.get_num_threads(),
+        "solver": "rcd" if rcd else getattr(model, "solver_", default_solver(params.method)),
+        "center": None if rcd else model.center_,
+        "threads": threads,
         "task": data.task,
         "metric": metrics.metric_name(data.task),
         "train_metric": metrics.score(data.task, data.y_train, model.predict_train()),
         "test_metric": metrics.score(data.task, data.y_test, test_pred),
-        "n_train": n_train,
+        "n_train": data.X_train.shape[0],
         "n_test": data.X_test.shape[0],
-        "D": feats.n_bins_,
-        "kappa": feats.kappa_,
-        "nnz": feats.nnz_,
-        "cg_iterations": model.cg_iterations_,
-        "cg_residual": model.cg_residual_,
+        **cost,
+        "cg_iterations": getattr(model, "cg_iterations_", 0) if not rcd else 0,
+        "cg_residual": getattr(model, "cg_residual_", float("nan")) if not rcd else float("nan"),
+        "rcd_epochs": model.rcd_epochs_ if rcd else 0,
+        "rcd_objective": model.objective_ if rcd else float("nan"),
+        "rcd_variant": model.variant_ if rcd else "",
+        "rcd_damping": model.damping_ if rcd else float("nan"),
+        "nnz_w": int(np.count_nonzero(model.coef_)) if rcd else -1,
         "featurize_s": model.featurize_s_,
         "solve_s": model.solve_s_,
         "train_s": model.train_s_,
         "predict_s": predict_s,
-        "memory_model_entries": params.R + feats.n_bins_ / n_train,
-        "peak_rss_mb": _peak_rss_mb(),
+        "peak_fit_mb": peak.peak_mb,
         "scaling": data.scaling,
         "split": data.split,
-        "centering": params.center,
+        "centering": None if rcd else model.center_,
         "status": "ok",
         "error": "",
         **provenance(),

@@ -1,0 +1,95 @@
+"""Memory: refuse what cannot fit before allocating, and measure a fit's peak.
+
+Estimates are in bytes of the large arrays a method allocates. The limit defaults to
+60 % of the machine's physical memory and can be set with $RBREPRO_MEMORY_LIMIT_GB or a
+`memory_limit_gb` argument. Peak resident memory above the level at the start of a
+block is read from Linux's VmHWM after resetting it (/proc/self/clear_refs), falling
+back to sampling VmRSS where that is not allowed.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+DEFAULT_SHARE = 0.6
+GB = 1024**3
+
+
+class MemoryLimitError(MemoryError):
+    """A method's memory estimate exceeds the limit; nothing was allocated."""
+
+
+def physical_memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 * GB
+
+
+def memory_limit_bytes(limit_gb: float | None = None) -> int:
+    if limit_gb is None and os.environ.get("RBREPRO_MEMORY_LIMIT_GB"):
+        limit_gb = float(os.environ["RBREPRO_MEMORY_LIMIT_GB"])
+    if limit_gb is not None:
+        if not limit_gb > 0:
+            raise ValueError(f"memory limit must be > 0 GB, got {limit_gb}")
+        return int(limit_gb * GB)
+    return int(DEFAULT_SHARE * physical_memory_bytes())
+
+
+def check_memory(what: str, estimate_bytes: float, limit_gb: float | None = None) -> None:
+    """Raise MemoryLimitError (one line: estimate and limit) if the estimate exceeds the limit."""
+    limit = memory_limit_bytes(limit_gb)
+    if estimate_bytes > limit:
+        raise MemoryLimitError(f"{what} needs about {estimate_bytes / GB:.1f} GB, more than the memory limit of "
+                               f"{limit / GB:.1f} GB (set --memory-limit or RBREPRO_MEMORY_LIMIT_GB to change it)")
+
+
+def _status_kb(field: str) -> int | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+class PeakMemory:
+    """Context manager: .peak_mb = peak resident memory above the level at entry (MB)."""
+
+    def __init__(self, interval_s: float = 0.005):
+        self.interval_s = interval_s
+        self.peak_mb = float("nan")
+
+    def __enter__(self):
+        self._start_kb = _status_kb("VmRSS") or 0
+        self._hwm = False
+        try:
+            Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM to the current RSS
+            self._hwm = _status_kb("VmHWM") is not None
+        except OSError:
+            pass
+        self._max_kb = self._start_kb
+        self._stop = threading.Event()
+        if not self._hwm:
+            self._thread = threading.Thread(target=self._sample, daemon=True)
+            self._thread.start()
+        return self
+
+    def _sample(self):
+        while not self._stop.is_set():
+            self._max_kb = max(self._max_kb, _status_kb("VmRSS") or 0)
+            time.sleep(self.interval_s)
+
+    def __exit__(self, *exc):
+        if self._hwm:
+            peak_kb = _status_kb("VmHWM") or self._start_kb
+        else:
+            self._stop.set()
+            self._thread.join()
+            peak_kb = max(self._max_kb, _status_kb("VmRSS") or 0)
+        self.peak_mb = max(0.0, (peak_kb - self._start_kb) / 1024.0)
+        return False
