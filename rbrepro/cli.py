@@ -37,6 +37,32 @@ MIRROR_HELP = ("Base of a LIBSVM mirror in the site's layout: a directory or an 
 
 class Method(str, Enum):
     rb = "rb"
+    rf = "rf"
+    nystrom = "nystrom"
+    block = "block"
+    exact = "exact"
+
+
+class FeatureMethod(str, Enum):
+    rb = "rb"
+
+
+class Solver(str, Enum):
+    default = "default"
+    cg = "cg"
+    direct = "direct"
+    rcd = "rcd"
+
+
+class Loss(str, Enum):
+    squared_hinge = "squared_hinge"
+    logistic = "logistic"
+    square = "square"
+
+
+class Variant(str, Enum):
+    async_ = "async"
+    sync = "sync"
 
 
 class Figure(str, Enum):
@@ -54,9 +80,10 @@ def _expected_message(exc: BaseException) -> str | None:
     from rbrepro.data.libsvm import ParseError
     from rbrepro.data.load import ContentError
     from rbrepro.sweep.config import ConfigError
+    from rbrepro.models.persist import ModelFileError
     from rbrepro.sweep.runner import SweepLocked
 
-    if isinstance(exc, (ConfigError, ContentError, FetchError, ParseError, SweepLocked, FileNotFoundError,
+    if isinstance(exc, (ModelFileError, ConfigError, ContentError, FetchError, ParseError, SweepLocked, FileNotFoundError,
                         ValueError, MemoryError)):
         return str(exc)
     if isinstance(exc, KeyError):
@@ -175,7 +202,7 @@ def fetch(
 @app.command()
 def featurize(
     name: str = typer.Argument(..., help="Dataset name, or a path to a LIBSVM/CSV file."),
-    method: Method = typer.Option(Method.rb, "--method", help="Feature map."),
+    method: FeatureMethod = typer.Option(FeatureMethod.rb, "--method", help="Feature map."),
     R: int = typer.Option(256, "--R", "-R", min=1, help="Number of random grids R (non-zeros per row)."),
     sigma: float = typer.Option(1.0, "--sigma", min=0.0, help="Inverse kernel width sigma (> 0)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the grid draw."),
@@ -220,22 +247,40 @@ def featurize(
 @app.command()
 def train(
     name: str = typer.Argument(..., help="Dataset name, or a path to a LIBSVM/CSV file."),
-    method: Method = typer.Option(Method.rb, "--method", help="Model."),
-    R: int = typer.Option(256, "--R", "-R", min=1, help="Number of random grids R."),
+    method: Method = typer.Option(Method.rb, "--method",
+                                  help="rb (Random Binning), rf (Random Fourier), nystrom, block (independent "
+                                       "block-diagonal kernel), exact (exact kernel)."),
+    R: int = typer.Option(256, "--R", "-R", min=1,
+                          help="rb: grids; rf: features; nystrom: landmarks; block: leaf size; exact: unused."),
     sigma: float = typer.Option(1.0, "--sigma", help="Inverse kernel width sigma (> 0)."),
     lam: Optional[float] = typer.Option(None, "--lam", help="Ridge lambda [default: the dataset's, usually 0.01]."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the random features."),
+    solver: Solver = typer.Option(Solver.default, "--solver",
+                                  help="default (rb, nystrom: cg; rf: direct; block, exact: Cholesky), cg, direct, "
+                                       "or rcd (L1-regularized coordinate descent; rb and rf)."),
+    l1: Optional[float] = typer.Option(None, "--l1", help="rcd: the L1 weight lambda of F(w) [default: 1e-4]."),
+    loss: Loss = typer.Option(Loss.squared_hinge, "--loss", help="rcd loss for classification (regression: square)."),
+    epochs: int = typer.Option(20, "--epochs", min=0, help="rcd: passes over all coordinates."),
+    variant: Variant = typer.Option(Variant.async_, "--variant",
+                                    help="rcd with several threads: async (the authors' atomic updates) or sync "
+                                         "(damped, eq. 29)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random features / landmarks / tree."),
     maxit: int = typer.Option(50, "--maxit", min=0, help="CG iteration cap (authors: 50)."),
     tol: float = typer.Option(1e-3, "--tol", help="CG relative-residual target (authors: 1e-3)."),
-    center: bool = typer.Option(False, "--center/--no-center",
-                                help="Subtract the training mean of y (the authors' RB driver does not)."),
+    center: Optional[bool] = typer.Option(None, "--center/--no-center",
+                                          help="Subtract the training mean of y [default: no for rb (the authors' "
+                                               "RB driver), yes for the others]."),
     threads: int = typer.Option(0, "--threads", min=0, help="numba threads (0 = all cores)."),
+    memory_limit: Optional[float] = typer.Option(None, "--memory-limit",
+                                                 help="GB a fit may use [default: $RBREPRO_MEMORY_LIMIT_GB or "
+                                                      "60% of RAM]; larger estimates are refused up front."),
+    save_model: Optional[Path] = typer.Option(None, "--save-model", help="Write the fitted model here (.npz, no "
+                                              "pickle) for `rbrepro predict`."),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object: the result row."),
     mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
     datasets: Optional[Path] = typer.Option(None, "--datasets", help=DATASETS_HELP),
 ):
-    """Train ridge on random features (CG on Z) and report train/test performance and times.
+    """Train a model and report train/test performance, cost figures and times.
 
     train_s = featurize_s + solve_s: wall time after loading, without numba compilation.
     The metric is accuracy in % (classification) or relative error ||y - y_hat|| / ||y||.
@@ -245,21 +290,78 @@ def train(
     from rbrepro.data.load import load_dataset
     from rbrepro.models.cell import CellParams, run_cell
 
-    params = CellParams(dataset=name, method=method.value, sigma=sigma, R=R, lam=0.0 if lam is None else lam,
-                        maxit=maxit, tol=tol, center=center, seed=seed, threads=threads)
+    if solver is not Solver.rcd and l1 is not None:
+        _fail("--l1 is the weight of the rcd solver's L1 term; add --solver rcd (ridge uses --lam)")
+    rcd = solver is Solver.rcd
+    params = CellParams(dataset=name, method=method.value, sigma=sigma, R=R, lam=0.0, solver=solver.value,
+                        maxit=maxit, tol=tol, center=center, seed=seed, threads=threads, loss=loss.value,
+                        epochs=epochs, variant=variant.value, memory_limit_gb=memory_limit)
     _guard(params.validate)
     data = _guard(lambda: load_dataset(name, data_dir, mirror, progress=not as_json, datasets_file=datasets))
-    params = replace(params, dataset=data.name, lam=data.info["spec"].lam if lam is None else lam)
-    row = _guard(lambda: run_cell(params, data))
+    weight = (1e-4 if l1 is None else l1) if rcd else (data.info["spec"].lam if lam is None else lam)
+    params = replace(params, dataset=data.name, lam=weight)
+    models: list = []
+    row = _guard(lambda: run_cell(params, data, model_out=models))
+    if save_model:
+        from rbrepro.models.persist import data_fingerprint, save_model as save
+
+        path = _guard(lambda: save(models[0], save_model, data.name, data.n_features, data.task,
+                                   data.info.get("scaler"), data_fingerprint(data.X_train, data.y_train),
+                                   data.scaling))
+        row["model_path"] = str(path)
     if as_json:
         typer.echo(json.dumps(row, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
         return
     unit = "%" if row["metric"] == "accuracy" else ""
-    typer.echo(f"{data.name}: RB R={R} sigma={sigma:g} lam={params.lam:g}: test {row['metric']} "
-               f"{row['test_metric']:.4g}{unit} (train {row['train_metric']:.4g}{unit}); D={row['D']} "
-               f"kappa={row['kappa']:.2f}; CG {row['cg_iterations']} it; featurize {row['featurize_s']:.3f} s + "
-               f"solve {row['solve_s']:.3f} s = train {row['train_s']:.3f} s; predict {row['predict_s']:.3f} s "
-               f"({row['threads']} threads)")
+    solver_text = (f"RCD {row['rcd_variant']} {row['rcd_epochs']} epochs, F={row['rcd_objective']:.5g}, "
+                   f"nnz(w)={row['nnz_w']}" if rcd else
+                   f"{row['solver']}" + (f" {row['cg_iterations']} it" if row["solver"] == "cg" else ""))
+    kappa = f" kappa={row['kappa']:.2f}" if row["kappa"] == row["kappa"] else ""
+    typer.echo(f"{data.name}: {method.value} R={R} sigma={sigma:g} {'l1' if rcd else 'lam'}={params.lam:g}: test "
+               f"{row['metric']} {row['test_metric']:.4g}{unit} (train {row['train_metric']:.4g}{unit}); "
+               f"D={row['D']}{kappa}; {solver_text}; featurize {row['featurize_s']:.3f} s + solve "
+               f"{row['solve_s']:.3f} s = train {row['train_s']:.3f} s; predict {row['predict_s']:.3f} s; peak "
+               f"{row['peak_fit_mb']:.0f} MB ({row['threads']} threads)"
+               + (f"; model saved to {row['model_path']}" if save_model else ""))
+
+
+@app.command()
+def predict(
+    model: Path = typer.Argument(..., help="A model written by `rbrepro train --save-model`."),
+    file: Path = typer.Argument(..., help="A LIBSVM file (plain, .bz2, .xz or .gz) to predict."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write one prediction per line here (else stdout)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON summary (metric against the file's labels)."),
+):
+    """Apply a saved model to a new LIBSVM file (scaled as its training data was).
+
+    A file with more features than the model was trained on is refused; fewer are padded.
+    The file's labels are used to report the metric.
+    """
+    from rbrepro import metrics
+    from rbrepro.data.libsvm import parse_libsvm
+    from rbrepro.models.persist import load_model
+
+    fitted, header, scaler = _guard(lambda: load_model(model))
+    d = header["n_features"]
+    parsed = _guard(lambda: parse_libsvm(file, d))
+    X = scaler.transform(parsed.X) if scaler is not None else parsed.X
+    pred = fitted.predict(X)
+    task = header["task"]
+    score = metrics.score(task, parsed.y, pred)
+    lines = "\n".join(f"{v:.10g}" if task == "regression" else f"{v:g}" for v in pred) + "\n"
+    if out:
+        from rbrepro.data.atomic import write_text_atomic
+
+        write_text_atomic(out, lines)
+    summary = {"model": str(model), "file": str(file), "rows": int(len(pred)), "dataset": header["dataset"],
+               "method": header["params"].get("method", header["class"]), "metric": metrics.metric_name(task),
+               "value": score, "out": str(out) if out else None}
+    if as_json:
+        typer.echo(json.dumps(summary))
+    elif out:
+        typer.echo(f"{len(pred)} predictions -> {out}; {summary['metric']} against the file's labels: {score:.4g}")
+    else:
+        typer.echo(lines, nl=False)
 
 
 def _parse_floats(values: List[str], option: str) -> list[float]:

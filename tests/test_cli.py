@@ -115,3 +115,52 @@ def test_help_explains_every_command():
     for command in ("fetch", "featurize", "train", "sweep", "plot"):
         out = rbrepro(command, "--help").stdout
         assert "Usage" in out and len(out) > 300
+
+
+# constant guess: 61%; ridge methods at R = 64 reach > 75%, R = 8 or 20 epochs of L1 RCD > 65%
+@pytest.mark.parametrize("method, extra, floor", [
+    ("rf", [], 75), ("nystrom", [], 75), ("block", [], 75), ("exact", [], 75),
+    ("rb", ["--solver", "direct", "--R", "8"], 65),
+    ("rb", ["--solver", "rcd", "--l1", "1e-4", "--threads", "2"], 65),
+    ("rf", ["--solver", "rcd", "--l1", "1e-4", "--variant", "sync", "--threads", "2"], 65)])
+def test_every_method_trains_from_the_cli(http_mirror, env, method, extra, floor):
+    url, _ = http_mirror
+    args = ["train", "ijcnn1", "--method", method, "--R", "64", "--sigma", "0.5", "--json", "--mirror", url, *extra]
+    row = json.loads(rbrepro(*args, env_extra=env).stdout)
+    assert row["method"] == method and row["test_metric"] > floor
+    expected_solver = {"rf": "direct", "nystrom": "cg", "block": "cholesky", "exact": "cholesky"}.get(method)
+    if "--solver" in extra:
+        expected_solver = extra[extra.index("--solver") + 1]
+    assert row["solver"] == expected_solver
+    if row["solver"] == "rcd":
+        assert row["rcd_variant"] == extra[extra.index("--variant") + 1] if "--variant" in extra else "async"
+        assert row["nnz_w"] > 0 and row["rcd_epochs"] == 20
+    assert row["peak_fit_mb"] >= 0 and row["memory_model_entries"] > 0
+
+
+def test_save_model_and_predict(http_mirror, env, tmp_path):
+    url, root = http_mirror
+    model = tmp_path / "m.npz"
+    row = json.loads(rbrepro("train", "ijcnn1", "--R", "32", "--sigma", "0.5", "--json", "--mirror", url,
+                             "--save-model", model, env_extra=env).stdout)
+    out = tmp_path / "pred.txt"
+    summary = json.loads(rbrepro("predict", model, root / "binary" / "ijcnn1.t.bz2", "--out", out, "--json").stdout)
+    assert summary["rows"] == 400 and summary["value"] == pytest.approx(row["test_metric"])
+    assert len(out.read_text().split()) == 400
+    wide = tmp_path / "wide.txt"
+    wide.write_text("1 1:0.5 30:1\n")
+    proc = rbrepro("predict", model, wide, check=False)
+    assert proc.returncode == 2 and "wide.txt:1: a feature index exceeds the dataset's number of features (22)" \
+        in proc.stderr
+    (tmp_path / "bad.npz").write_bytes(b"not a model")
+    proc = rbrepro("predict", tmp_path / "bad.npz", wide, check=False)
+    assert proc.returncode == 2 and "not an rbrepro model file" in proc.stderr
+
+
+def test_an_exact_kernel_too_big_is_refused_with_one_line(http_mirror, env):
+    url, _ = http_mirror
+    proc = rbrepro("train", "ijcnn1", "--method", "exact", "--mirror", url, "--memory-limit", "0.001",
+                   env_extra=env, check=False)
+    assert proc.returncode == 2
+    assert "the exact kernel on N = 1000 rows needs about 0.0 GB, more than the memory limit of 0.0 GB" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.strip().splitlines()[-1].startswith("rbrepro: error:")

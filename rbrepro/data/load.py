@@ -122,21 +122,40 @@ def _pad(X, width: int):
     return np.hstack([X, np.zeros((X.shape[0], width - X.shape[1]), X.dtype)])
 
 
+@dataclass(frozen=True)
+class MinMaxScaler:
+    """x -> (x - lo) * inv per column, fitted on the training split (inv = 1/span, 1 if constant)."""
+
+    lo: np.ndarray
+    inv: np.ndarray
+
+    @classmethod
+    def fit(cls, X) -> "MinMaxScaler":
+        if sp.issparse(X):
+            lo = X.min(axis=0).toarray().ravel()
+            hi = X.max(axis=0).toarray().ravel()
+        else:
+            lo, hi = X.min(axis=0), X.max(axis=0)
+        span = hi - lo
+        inv = np.where(span > 0, 1.0 / np.where(span > 0, span, 1.0), 1.0)
+        return cls(lo.astype(np.float32), inv.astype(np.float32))
+
+    def transform(self, X):
+        """Scaled copy; a sparse matrix stays sparse when every column's minimum is 0."""
+        if X is None:
+            return None
+        if sp.issparse(X):
+            if np.any(self.lo != 0):
+                X = X.toarray()
+            else:
+                return (X @ sp.diags(self.inv)).tocsr().astype(np.float32)
+        return ((X - self.lo) * self.inv).astype(np.float32)
+
+
 def minmax_scale(X_train, others):
     """Scale every column to [0, 1] on the training split; apply the same map to the others."""
-    if sp.issparse(X_train):
-        lo = X_train.min(axis=0).toarray().ravel()
-        if np.any(lo != 0):
-            return minmax_scale(X_train.toarray(), [o.toarray() if o is not None else None for o in others])
-        hi = X_train.max(axis=0).toarray().ravel()
-        inv = np.where(hi > 0, 1.0 / np.where(hi > 0, hi, 1.0), 1.0).astype(np.float32)
-        D = sp.diags(inv)
-        return (X_train @ D).tocsr(), [None if o is None else (o @ D).tocsr() for o in others]
-    lo = X_train.min(axis=0)
-    span = X_train.max(axis=0) - lo
-    inv = np.where(span > 0, 1.0 / np.where(span > 0, span, 1.0), 1.0).astype(np.float32)
-    return ((X_train - lo) * inv).astype(np.float32), [
-        None if o is None else ((o - lo) * inv).astype(np.float32) for o in others]
+    scaler = MinMaxScaler.fit(X_train)
+    return scaler.transform(X_train), [scaler.transform(o) for o in others]
 
 
 def _embedded(spec: DatasetSpec):
@@ -208,8 +227,10 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
         split = "provided test file"
 
     X_train, X_test, X_val = (_pad(p.X, width) if p is not None else None for p in (train, test, val))
+    scaler = None
     if spec.scaling == "minmax":
-        X_train, (X_test, X_val) = minmax_scale(X_train, [X_test, X_val])
+        scaler = MinMaxScaler.fit(X_train)
+        X_train, X_test, X_val = (scaler.transform(X) for X in (X_train, X_test, X_val))
         scaling = "minmax[0,1] on train"
     else:
         scaling = "as published"
@@ -217,4 +238,4 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
                    y_test=test.y, X_val=X_val, y_val=val.y if val else None, scaling=scaling, split=split,
                    info={"n_train": X_train.shape[0], "n_test": X_test.shape[0], "n_features": width,
                          "paper_n_train": spec.n_train, "paper_n_test": spec.n_test, "note": spec.note,
-                         "spec": replace(spec, task=task)})
+                         "spec": replace(spec, task=task), "scaler": scaler})

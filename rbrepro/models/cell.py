@@ -61,7 +61,7 @@ class CellParams:
             raise ValueError("the rcd solver runs on rb or rf features")
         if not (self.sigma > 0) or not np.isfinite(self.sigma):
             raise ValueError(f"sigma must be a positive finite number, got {self.sigma}")
-        if self.R < 1:
+        if self.R < 1 and self.method != "exact":
             raise ValueError(f"R must be >= 1, got {self.R}")
         if not self.lam >= 0:
             raise ValueError(f"lam must be >= 0, got {self.lam}")

@@ -11,8 +11,8 @@ Schema (all keys but `name` and `datasets` optional)::
     methods: [rb]
     seeds: [0]
     threads: 0                 # numba threads per cell; 0 = all cores
-    center: false              # subtract the training mean of y (authors' RB driver: no)
-    solver: {name: cg, maxit: 50, tol: 1.0e-3}
+    center: false              # subtract the training mean of y [default: per method, as the authors]
+    solver: {name: default, maxit: 50, tol: 1.0e-3}   # default | cg | direct | rcd (+ loss, epochs, variant)
     defaults: {sigma: [...], R: 16, lam: 0.01}   # per-dataset values override these
     dataset_files: [my-datasets.yaml]   # your own datasets (see rbrepro.data.user), relative to this file
     datasets:
@@ -28,13 +28,14 @@ from pathlib import Path
 from rbrepro.data.registry import REGISTRY
 from rbrepro.data.user import load_datasets_file
 from rbrepro.models.cell import METHODS, CellParams
+from rbrepro.solvers.rcd import LOSSES, VARIANTS
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.yamlconf import ConfigError, Node, Reader, compose
 
 __all__ = ["ConfigError", "DatasetGrid", "SweepConfig", "load_config", "parse_config"]
 
 FIGURES = ("fig3", "fig4", "fig5", "fig6", "none")
-SOLVERS = ("cg",)
+SOLVERS = ("default", "cg", "direct", "rcd")
 MAX_CELLS = 1_000_000
 
 
@@ -53,22 +54,29 @@ class SweepConfig:
     methods: tuple[str, ...]
     seeds: tuple[int, ...]
     threads: int
-    center: bool
+    center: bool | None
     solver: str
     maxit: int
     tol: float
     datasets: tuple[DatasetGrid, ...]
     dataset_files: tuple[str, ...] = ()
+    loss: str = "squared_hinge"
+    epochs: int = 20
+    variant: str = "async"
     user_datasets: dict = field(default_factory=dict, compare=False, repr=False)
 
     def cells(self) -> list[CellParams]:
         """Every cell of the grid: datasets x methods x sigma x R x seeds, in a stable order."""
         out = []
         for grid in self.datasets:
-            for method, sigma, R, seed in itertools.product(self.methods, grid.sigma, grid.R, self.seeds):
-                out.append(CellParams(dataset=grid.name, method=method, sigma=sigma, R=R, lam=grid.lam,
-                                      solver=self.solver, maxit=self.maxit, tol=self.tol, center=self.center,
-                                      seed=seed, threads=self.threads))
+            for method in self.methods:
+                Rs = (0,) if method == "exact" else grid.R  # the exact kernel has no R
+                solver = self.solver if method in ("rb", "rf", "nystrom") else "default"
+                for sigma, R, seed in itertools.product(grid.sigma, Rs, self.seeds):
+                    out.append(CellParams(dataset=grid.name, method=method, sigma=sigma, R=R, lam=grid.lam,
+                                          solver=solver, maxit=self.maxit, tol=self.tol, center=self.center,
+                                          seed=seed, threads=self.threads, loss=self.loss, epochs=self.epochs,
+                                          variant=self.variant))
         return out
 
     def to_dict(self) -> dict:
@@ -76,7 +84,8 @@ class SweepConfig:
         return {
             "name": self.name, "figure": self.figure, "methods": list(self.methods), "seeds": list(self.seeds),
             "threads": self.threads, "center": self.center,
-            "solver": {"name": self.solver, "maxit": self.maxit, "tol": self.tol},
+            "solver": {"name": self.solver, "maxit": self.maxit, "tol": self.tol, "loss": self.loss,
+                       "epochs": self.epochs, "variant": self.variant},
             "dataset_files": list(self.dataset_files),
             "datasets": {g.name: {"sigma": list(g.sigma), "R": list(g.R), "lam": g.lam} for g in self.datasets},
         }
@@ -103,13 +112,18 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
         methods = tuple(rd.choice(n, f"methods[{i}]", METHODS) for i, n in enumerate(items))
     seeds = rd.number_list(top["seeds"], "seeds", integer=True, allow_zero=True) if "seeds" in top else (0,)
     threads = rd.number(top["threads"], "threads", integer=True, allow_zero=True) if "threads" in top else 0
-    center = rd.boolean(top["center"], "center") if "center" in top else False
-    solver, maxit, tol = "cg", MAXIT, TOL
+    center = rd.boolean(top["center"], "center") if "center" in top else None
+    solver, maxit, tol, loss, epochs, variant = "default", MAXIT, TOL, "squared_hinge", 20, "async"
     if "solver" in top:
-        s = rd.mapping(top["solver"], "solver", ("name", "maxit", "tol"))
+        s = rd.mapping(top["solver"], "solver", ("name", "maxit", "tol", "loss", "epochs", "variant"))
         solver = rd.choice(s["name"], "solver.name", SOLVERS) if "name" in s else solver
         maxit = rd.number(s["maxit"], "solver.maxit", integer=True, allow_zero=True) if "maxit" in s else maxit
         tol = rd.number(s["tol"], "solver.tol") if "tol" in s else tol
+        loss = rd.choice(s["loss"], "solver.loss", LOSSES) if "loss" in s else loss
+        epochs = rd.number(s["epochs"], "solver.epochs", integer=True) if "epochs" in s else epochs
+        variant = rd.choice(s["variant"], "solver.variant", VARIANTS) if "variant" in s else variant
+        if solver == "rcd" and any(m not in ("rb", "rf") for m in methods):
+            rd.fail(s["name"], "solver.name", "rcd runs on rb and rf features only; list only those methods")
     defaults = rd.mapping(top["defaults"], "defaults", GRID_KEYS) if "defaults" in top else {}
     dataset_files, extra = [], {}
     if "dataset_files" in top:
@@ -165,7 +179,8 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
         raise ConfigError(f"{file}: the grid has {n_cells} cells, more than the {MAX_CELLS} allowed")
     return SweepConfig(name=name, figure=figure, methods=methods, seeds=seeds, threads=threads, center=center,
                        solver=solver, maxit=maxit, tol=tol, datasets=tuple(grids),
-                       dataset_files=tuple(dataset_files), user_datasets=extra)
+                       dataset_files=tuple(dataset_files), user_datasets=extra, loss=loss, epochs=epochs,
+                       variant=variant)
 
 
 def load_config(path: str | Path) -> SweepConfig:
