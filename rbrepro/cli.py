@@ -386,6 +386,7 @@ def sweep(
     sigma: List[str] = typer.Option([], "--sigma", help="Run only these sigma values (repeatable or a,b,c)."),
     R: List[int] = typer.Option([], "--R", "-R", help="Run only these R values (repeatable)."),
     seed: List[int] = typer.Option([], "--seed", help="Run only these seeds (repeatable)."),
+    method: List[str] = typer.Option([], "--method", "-m", help="Run only this method (repeatable)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells and which are done; run nothing."),
     mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
@@ -405,7 +406,7 @@ def sweep(
     unknown = [d for d in dataset if d not in {g.name for g in cfg.datasets}]
     if unknown:
         _fail(f"--dataset {unknown[0]!r} is not in {config}; it has {', '.join(g.name for g in cfg.datasets)}")
-    cells = select(cfg.cells(), dataset, _parse_floats(sigma, "--sigma"), R, seed)
+    cells = select(cfg.cells(), dataset, _parse_floats(sigma, "--sigma"), R, seed, method)
     if not cells:
         _fail(f"the filters select no cell of {config}")
     out_dir = out or Path("results") / cfg.name

@@ -56,12 +56,13 @@ class CellState:
     status: str  # "done", "failed", "todo"
 
 
-def select(cells: Iterable[CellParams], datasets=(), sigmas=(), Rs=(), seeds=()) -> list[CellParams]:
+def select(cells: Iterable[CellParams], datasets=(), sigmas=(), Rs=(), seeds=(), methods=()) -> list[CellParams]:
     """Narrow the grid from the command line (an empty filter keeps everything)."""
     def keep(c: CellParams) -> bool:
         return ((not datasets or c.dataset in datasets)
                 and (not sigmas or any(abs(c.sigma - s) <= 1e-9 * max(1.0, abs(s)) for s in sigmas))
-                and (not Rs or c.R in Rs) and (not seeds or c.seed in seeds))
+                and (not Rs or c.R in Rs or c.method == "exact") and (not seeds or c.seed in seeds)
+                and (not methods or c.method in methods))
     return [c for c in cells if keep(c)]
 
 
