@@ -387,53 +387,76 @@ def sweep(
     R: List[int] = typer.Option([], "--R", "-R", help="Run only these R values (repeatable)."),
     seed: List[int] = typer.Option([], "--seed", help="Run only these seeds (repeatable)."),
     method: List[str] = typer.Option([], "--method", "-m", help="Run only this method (repeatable)."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1,
+                                          help="Cells run at once [default: cores / threads per cell; 1 if the "
+                                               "config is exclusive]."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler",
+                                            help="Run cells on dask.distributed: a scheduler address "
+                                                 "(tcp://HOST:PORT) or 'local' for an embedded local cluster."),
+    fresh_process: bool = typer.Option(False, "--fresh-process",
+                                       help="Run every cell in a new worker process (slower to start)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells and which are done; run nothing."),
     mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ):
-    """Run a config's grid (datasets x methods x sigma x R x seeds) and write the results CSV.
+    """Run a config's grid (datasets x methods x sigma x R x seeds x threads) and write the results CSV.
 
-    Each finished cell is written atomically to OUT/cells/<key>.json and OUT/results.csv is
+    Cells run in parallel worker processes (or on a dask cluster with --scheduler). Each
+    finished cell is written atomically to OUT/cells/<key>.json and OUT/results.csv is
     rebuilt from them, so a killed sweep resumes where it stopped; cells already done are
-    skipped and failed cells are recorded and retried on the next run. Filters narrow the
-    grid without editing the YAML.
+    skipped, failed cells are recorded and retried on the next run, cells the memory
+    guard refuses are recorded as skipped. With sigma_selection, the selection cells run
+    first. Filters narrow the grid without editing the YAML.
     """
     from rbrepro.sweep.config import load_config
-    from rbrepro.sweep.runner import cell_states, run_sweep, select
+    from rbrepro.sweep.runner import DaskBackend, LocalBackend, cell_states, default_workers, run_sweep, select
 
     cfg = _guard(lambda: load_config(config))
     unknown = [d for d in dataset if d not in {g.name for g in cfg.datasets}]
     if unknown:
         _fail(f"--dataset {unknown[0]!r} is not in {config}; it has {', '.join(g.name for g in cfg.datasets)}")
-    cells = select(cfg.cells(), dataset, _parse_floats(sigma, "--sigma"), R, seed, method)
-    if not cells:
-        _fail(f"the filters select no cell of {config}")
+    sigmas = _parse_floats(sigma, "--sigma")
+
+    def narrow(cells):
+        return select(cells, dataset, sigmas, R, seed, method)
+
     out_dir = out or Path("results") / cfg.name
+    grid_cells = narrow(cfg.selection_cells()) + narrow(cfg.cells())
+    if not grid_cells and cfg.sigma_selection == "grid":
+        _fail(f"the filters select no cell of {config}")
     if dry_run:
-        states = cell_states(cells, out_dir)
-        for s in states:
+        states = cell_states(grid_cells, out_dir)
+        n_selecting = len(narrow(cfg.selection_cells()))  # grid_cells lists them first
+        for i, s in enumerate(states):
             p = s.params
-            typer.echo(f"{s.key} {s.status:6s} {p.dataset} {p.method} sigma={p.sigma:g} R={p.R} lam={p.lam:g} "
-                       f"seed={p.seed}")
-        n_done = sum(s.status == "done" for s in states)
-        typer.echo(f"{len(states)} cells, {n_done} done, {sum(s.status == 'failed' for s in states)} failed, "
-                   f"{len(states) - n_done} to run -> {out_dir}")
+            typer.echo(f"{s.key} {s.status:7s} {p.dataset} {p.method} sigma={p.sigma:g} R={p.R} lam={p.lam:g} "
+                       f"seed={p.seed} threads={p.threads}" + (f" variant={p.variant}" if p.solver == "rcd" else "")
+                       + (f" [selects sigma on {p.evaluate_on} data]" if i < n_selecting else ""))
+        n_done = sum(s.status in ("done", "skipped") for s in states)
+        pending = "" if cfg.sigma_selection == "grid" else " (plus the chosen-sigma cells once selection is done)"
+        typer.echo(f"{len(states)} cells{pending}, {n_done} done, {sum(s.status == 'failed' for s in states)} "
+                   f"failed, {len(states) - n_done} to run -> {out_dir}")
         return
+    n_workers = workers or default_workers(grid_cells, cfg.exclusive)
+    backend = (DaskBackend(None if scheduler == "local" else scheduler, n_workers) if scheduler
+               else LocalBackend(n_workers, fresh_process))
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), TextColumn("{task.fields[failed]} failed"), console=err,
                   disable=quiet) as bar:
-        task = bar.add_task(f"sweep {cfg.name}", total=len(cells), failed=0)
+        task = bar.add_task(f"sweep {cfg.name} on {backend.description}", total=len(grid_cells), failed=0)
 
         def progress(done, failed, total):
-            bar.update(task, completed=done + failed, failed=failed)
+            bar.update(task, completed=done + failed, total=max(total, len(grid_cells)), failed=failed)
 
-        counts = _guard(lambda: run_sweep(cfg, out_dir, cells, data_dir, mirror, on_progress=progress))
+        counts = _guard(lambda: run_sweep(cfg, out_dir, None, data_dir, mirror, backend=backend,
+                                          on_progress=progress, narrow=narrow))
     typer.echo(f"{cfg.name}: {counts['done']}/{counts['total']} cells done ({counts['ran']} run now, "
-               f"{counts['skipped']} already done), {counts['failed']} failed -> {out_dir / 'results.csv'}")
+               f"{counts['total'] - counts['ran']} already done), {counts['failed']} failed, {counts['skipped']} "
+               f"skipped by the memory guard -> {out_dir / 'results.csv'}")
     if counts["failed"]:
         raise typer.Exit(1)
 

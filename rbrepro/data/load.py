@@ -239,3 +239,22 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
                    info={"n_train": X_train.shape[0], "n_test": X_test.shape[0], "n_features": width,
                          "paper_n_train": spec.n_train, "paper_n_test": spec.n_test, "note": spec.note,
                          "spec": replace(spec, task=task), "scaler": scaler})
+
+
+VALIDATION_SHARE = 0.2
+VALIDATION_SEED = 12345
+
+
+def validation_split(data: Dataset) -> Dataset:
+    """Train on the training split minus validation data, evaluate on the validation data:
+    the site's validation file where there is one (ijcnn1, letter; then the whole training
+    split trains), otherwise a seeded 20 % of the training split (DESIGN §2, choosing sigma)."""
+    if data.X_val is not None:
+        return replace(data, X_test=data.X_val, y_test=data.y_val, X_val=None, y_val=None,
+                       split="validation file")
+    n = data.X_train.shape[0]
+    perm = np.random.default_rng(VALIDATION_SEED).permutation(n)
+    cut = n - int(round(VALIDATION_SHARE * n))
+    tr, va = np.sort(perm[:cut]), np.sort(perm[cut:])
+    return replace(data, X_train=data.X_train[tr], y_train=data.y_train[tr], X_test=data.X_train[va],
+                   y_test=data.y_train[va], split=f"validation: seeded 20% of train (seed {VALIDATION_SEED})")

@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from rbrepro import metrics
-from rbrepro.data.load import Dataset
+from rbrepro.data.load import Dataset, validation_split
 from rbrepro.memory import PeakMemory
 from rbrepro.models.feature_ridge import DEFAULT_CENTER, DEFAULT_SOLVER, RandomFeatureRidge
 from rbrepro.models.kernel_ridge import ExactKernelRidge, IndependentBlockRidge
@@ -49,6 +49,7 @@ class CellParams:
     epochs: int = 20            # rcd only
     variant: str = "async"      # rcd only: async | sync
     memory_limit_gb: float | None = None
+    evaluate_on: str = "test"   # "test", or "validation" (sigma selection: train on the rest of the training split)
 
     def validate(self) -> "CellParams":
         if self.method not in METHODS:
@@ -69,6 +70,8 @@ class CellParams:
             raise ValueError(f"maxit must be >= 0 and tol > 0, got maxit={self.maxit}, tol={self.tol}")
         if self.threads < 0:
             raise ValueError(f"threads must be >= 0, got {self.threads}")
+        if self.evaluate_on not in ("test", "validation"):
+            raise ValueError(f"evaluate_on must be 'test' or 'validation', got {self.evaluate_on!r}")
         if self.loss not in LOSSES or self.variant not in VARIANTS or self.epochs < 0:
             raise ValueError(f"rcd needs loss in {LOSSES}, variant in {VARIANTS}, epochs >= 0")
         return self
@@ -94,6 +97,8 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None) -
 
     If model_out is a list, the fitted model is appended to it (for saving)."""
     params.validate()
+    if params.evaluate_on == "validation":
+        data = validation_split(data)
     threads = min(params.threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
     numba.set_num_threads(threads)
     model = make_model(params, data.model_task, threads)

@@ -10,13 +10,17 @@ Schema (all keys but `name` and `datasets` optional)::
     figure: fig3               # which plot the results are for
     methods: [rb]
     seeds: [0]
-    threads: 0                 # numba threads per cell; 0 = all cores
+    threads: [1]               # numba threads per cell (a list is a grid dimension, Fig. 6); 0 = all cores
+    exclusive: false           # true: one cell at a time, so timings are undisturbed (Fig. 5, Fig. 6)
+    sigma_selection: grid      # grid: every sigma is a cell; validation / test: one sigma per (dataset,
+                               # method), chosen at select_R on validation (or test) data, then all R
     center: false              # subtract the training mean of y [default: per method, as the authors]
     solver: {name: default, maxit: 50, tol: 1.0e-3}   # default | cg | direct | rcd (+ loss, epochs, variant)
     defaults: {sigma: [...], R: 16, lam: 0.01}   # per-dataset values override these
     dataset_files: [my-datasets.yaml]   # your own datasets (see rbrepro.data.user), relative to this file
     datasets:
-      ijcnn1: {R: 17}          # R and lam default to the registry's per-dataset values
+      ijcnn1: {R: 17}          # R and lam default to the registry's per-dataset values; also
+                               # exact_sigma (sigma grid of the exact kernel), select_R, targets (Fig. 5)
 """
 
 from __future__ import annotations
@@ -45,6 +49,12 @@ class DatasetGrid:
     sigma: tuple[float, ...]
     R: tuple[int, ...]
     lam: float
+    exact_sigma: tuple[float, ...] = ()   # sigma grid of the exact kernel (default: sigma)
+    select_R: int = 0                     # R at which sigma is selected (sigma_selection != grid)
+    targets: tuple[float, ...] = ()       # Fig. 5: target performances
+
+    def sigmas_for(self, method: str) -> tuple[float, ...]:
+        return self.exact_sigma if method == "exact" and self.exact_sigma else self.sigma
 
 
 @dataclass(frozen=True)
@@ -53,7 +63,7 @@ class SweepConfig:
     figure: str
     methods: tuple[str, ...]
     seeds: tuple[int, ...]
-    threads: int
+    threads: tuple[int, ...]
     center: bool | None
     solver: str
     maxit: int
@@ -62,38 +72,76 @@ class SweepConfig:
     dataset_files: tuple[str, ...] = ()
     loss: str = "squared_hinge"
     epochs: int = 20
-    variant: str = "async"
+    variants: tuple[str, ...] = ("async",)
+    exclusive: bool = False
+    sigma_selection: str = "grid"
     user_datasets: dict = field(default_factory=dict, compare=False, repr=False)
 
-    def cells(self) -> list[CellParams]:
-        """Every cell of the grid: datasets x methods x sigma x R x seeds, in a stable order."""
+    def _cell(self, grid: DatasetGrid, method: str, sigma: float, R: int, seed: int, threads: int, variant: str,
+              evaluate_on: str = "test") -> CellParams:
+        solver = self.solver if method in ("rb", "rf", "nystrom") else "default"
+        return CellParams(dataset=grid.name, method=method, sigma=sigma, R=R, lam=grid.lam, solver=solver,
+                          maxit=self.maxit, tol=self.tol, center=self.center, seed=seed, threads=threads,
+                          loss=self.loss, epochs=self.epochs, variant=variant, evaluate_on=evaluate_on)
+
+    def _variants(self, threads: int) -> tuple[str, ...]:
+        # one thread runs the sequential Alg. 2 whatever the variant: a single cell
+        return self.variants if (self.solver == "rcd" and threads > 1) else self.variants[:1]
+
+    def cells(self, chosen_sigma: dict | None = None) -> list[CellParams]:
+        """The grid's cells, in a stable order. With sigma selection, `chosen_sigma` maps
+        (dataset, method) to the selected sigma (cells whose sigma is not chosen yet are left out)."""
         out = []
         for grid in self.datasets:
             for method in self.methods:
                 Rs = (0,) if method == "exact" else grid.R  # the exact kernel has no R
-                solver = self.solver if method in ("rb", "rf", "nystrom") else "default"
-                for sigma, R, seed in itertools.product(grid.sigma, Rs, self.seeds):
-                    out.append(CellParams(dataset=grid.name, method=method, sigma=sigma, R=R, lam=grid.lam,
-                                          solver=solver, maxit=self.maxit, tol=self.tol, center=self.center,
-                                          seed=seed, threads=self.threads, loss=self.loss, epochs=self.epochs,
-                                          variant=self.variant))
+                if self.sigma_selection == "grid":
+                    sigmas = grid.sigmas_for(method)
+                elif chosen_sigma and (grid.name, method) in chosen_sigma:
+                    sigmas = (chosen_sigma[(grid.name, method)],)
+                else:
+                    continue
+                for sigma, R, seed, threads in itertools.product(sigmas, Rs, self.seeds, self.threads):
+                    for variant in self._variants(threads):
+                        out.append(self._cell(grid, method, sigma, R, seed, threads, variant))
+        return out
+
+    def selection_cells(self) -> list[CellParams]:
+        """Cells that choose one sigma per (dataset, method): every sigma at select_R, first
+        seed, evaluated on validation data (or on test data with sigma_selection: test)."""
+        if self.sigma_selection == "grid":
+            return []
+        on = "validation" if self.sigma_selection == "validation" else "test"
+        out = []
+        for grid in self.datasets:
+            for method in self.methods:
+                R = 0 if method == "exact" else grid.select_R
+                for sigma in grid.sigmas_for(method):
+                    out.append(self._cell(grid, method, sigma, R, self.seeds[0], self.threads[0],
+                                          self.variants[0], evaluate_on=on))
         return out
 
     def to_dict(self) -> dict:
         """The resolved config (every default filled in), as saved beside the results."""
         return {
             "name": self.name, "figure": self.figure, "methods": list(self.methods), "seeds": list(self.seeds),
-            "threads": self.threads, "center": self.center,
+            "threads": list(self.threads), "center": self.center, "exclusive": self.exclusive,
+            "sigma_selection": self.sigma_selection,
             "solver": {"name": self.solver, "maxit": self.maxit, "tol": self.tol, "loss": self.loss,
-                       "epochs": self.epochs, "variant": self.variant},
+                       "epochs": self.epochs, "variant": list(self.variants)},
             "dataset_files": list(self.dataset_files),
-            "datasets": {g.name: {"sigma": list(g.sigma), "R": list(g.R), "lam": g.lam} for g in self.datasets},
+            "datasets": {g.name: {"sigma": list(g.sigma), "R": list(g.R), "lam": g.lam,
+                                  **({"exact_sigma": list(g.exact_sigma)} if g.exact_sigma else {}),
+                                  **({"select_R": g.select_R} if self.sigma_selection != "grid" else {}),
+                                  **({"targets": list(g.targets)} if g.targets else {})}
+                         for g in self.datasets},
         }
 
 
 TOP_KEYS = ("name", "figure", "description", "methods", "seeds", "threads", "center", "solver", "defaults",
-            "dataset_files", "datasets")
-GRID_KEYS = ("sigma", "R", "lam")
+            "dataset_files", "datasets", "exclusive", "sigma_selection")
+GRID_KEYS = ("sigma", "R", "lam", "exact_sigma", "select_R", "targets")
+SELECTIONS = ("grid", "validation", "test")
 
 
 def parse_config(text: str, file: str = "<config>") -> SweepConfig:
@@ -111,9 +159,12 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
         items = top["methods"].value if isinstance(top["methods"].value, list) else [top["methods"]]
         methods = tuple(rd.choice(n, f"methods[{i}]", METHODS) for i, n in enumerate(items))
     seeds = rd.number_list(top["seeds"], "seeds", integer=True, allow_zero=True) if "seeds" in top else (0,)
-    threads = rd.number(top["threads"], "threads", integer=True, allow_zero=True) if "threads" in top else 0
+    threads = rd.number_list(top["threads"], "threads", integer=True, allow_zero=True) if "threads" in top else (1,)
+    exclusive = rd.boolean(top["exclusive"], "exclusive") if "exclusive" in top else False
+    selection = rd.choice(top["sigma_selection"], "sigma_selection", SELECTIONS) if "sigma_selection" in top \
+        else "grid"
     center = rd.boolean(top["center"], "center") if "center" in top else None
-    solver, maxit, tol, loss, epochs, variant = "default", MAXIT, TOL, "squared_hinge", 20, "async"
+    solver, maxit, tol, loss, epochs, variants = "default", MAXIT, TOL, "squared_hinge", 20, ("async",)
     if "solver" in top:
         s = rd.mapping(top["solver"], "solver", ("name", "maxit", "tol", "loss", "epochs", "variant"))
         solver = rd.choice(s["name"], "solver.name", SOLVERS) if "name" in s else solver
@@ -121,7 +172,9 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
         tol = rd.number(s["tol"], "solver.tol") if "tol" in s else tol
         loss = rd.choice(s["loss"], "solver.loss", LOSSES) if "loss" in s else loss
         epochs = rd.number(s["epochs"], "solver.epochs", integer=True) if "epochs" in s else epochs
-        variant = rd.choice(s["variant"], "solver.variant", VARIANTS) if "variant" in s else variant
+        if "variant" in s:
+            items = s["variant"].value if isinstance(s["variant"].value, list) else [s["variant"]]
+            variants = tuple(rd.choice(n, f"solver.variant[{i}]", VARIANTS) for i, n in enumerate(items))
         if solver == "rcd" and any(m not in ("rb", "rf") for m in methods):
             rd.fail(s["name"], "solver.name", "rcd runs on rb and rf features only; list only those methods")
     defaults = rd.mapping(top["defaults"], "defaults", GRID_KEYS) if "defaults" in top else {}
@@ -173,14 +226,20 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
             R = rd.number_list(node, where, integer=True)
         node, where = pick("lam")
         lam = spec.lam if node is None else rd.number(node, where, allow_zero=True)
-        grids.append(DatasetGrid(dname, sigma, R, lam))
-        n_cells += len(sigma) * len(R) * len(seeds) * len(methods)
+        node, where = pick("exact_sigma")
+        exact_sigma = rd.number_list(node, where) if node is not None else ()
+        node, where = pick("select_R")
+        select_R = rd.number(node, where, integer=True) if node is not None else sorted(R)[len(R) // 2]
+        node, where = pick("targets")
+        targets = rd.number_list(node, where) if node is not None else ()
+        grids.append(DatasetGrid(dname, sigma, R, lam, exact_sigma, select_R, targets))
+        n_cells += (len(sigma) + len(exact_sigma)) * len(R) * len(seeds) * len(methods) * len(threads) * len(variants)
     if n_cells > MAX_CELLS:
         raise ConfigError(f"{file}: the grid has {n_cells} cells, more than the {MAX_CELLS} allowed")
     return SweepConfig(name=name, figure=figure, methods=methods, seeds=seeds, threads=threads, center=center,
                        solver=solver, maxit=maxit, tol=tol, datasets=tuple(grids),
                        dataset_files=tuple(dataset_files), user_datasets=extra, loss=loss, epochs=epochs,
-                       variant=variant)
+                       variants=variants, exclusive=exclusive, sigma_selection=selection)
 
 
 def load_config(path: str | Path) -> SweepConfig:
