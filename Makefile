@@ -3,17 +3,18 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+# Data source: the local mirror when it exists (this project's machines), else the LIBSVM site.
 MIRROR ?= $(abspath ../shared/data/libsvm)
-# Mirror datasets of Fig. 3 (covtype, SUSY, acoustic and census are not in the local mirror).
-FIG3_MIRROR_DATASETS := --dataset cadata --dataset ijcnn1 --dataset letter --dataset mnist
+DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 
-.PHONY: install demo test fig3 fig3-mirror bench bench-train bench-parse bench-rcd clean-results help
+.PHONY: install demo test figures figures-mini bench bench-train bench-parse bench-rcd clean-results help
 
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
 	@echo "make test         install and run the whole test suite"
-	@echo "make fig3-mirror  Fig. 3 sweep on the datasets of the local mirror (MIRROR=$(MIRROR))"
-	@echo "make fig3         Fig. 3 sweep on every dataset (needs internet or a full mirror)"
+	@echo "make figures      fetch, sweep and plot Figures 3-6 (make fig3 ... fig6 one at a time); uses the"
+	@echo "                  local mirror when MIRROR=$(MIRROR) exists, else the LIBSVM site"
+	@echo "make figures-mini the same with the small mini configs (a few minutes; part of CI)"
 	@echo "make bench        all benchmarks: bench-train (ijcnn1 train times), bench-parse (parser vs"
 	@echo "                  scikit-learn), bench-rcd (parallel RCD speedups, RB vs RF)"
 
@@ -32,24 +33,34 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
-fig3-mirror: $(STAMP)
-	RBREPRO_MIRROR=$(MIRROR) $(BIN)/rbrepro sweep configs/fig3.yaml $(FIG3_MIRROR_DATASETS)
-	$(BIN)/rbrepro plot fig3 results/fig3 --out figures/fig3
+# Figures from nothing: fetch what the data source has, sweep, plot, then say what is missing.
+# A sweep with failed cells exits 1; the leading '-' lets the figure be drawn from what finished.
+fig%: $(STAMP)
+	-$(DATA_ENV) $(BIN)/rbrepro fetch --all -q
+	-$(DATA_ENV) $(BIN)/rbrepro sweep configs/fig$*.yaml
+	$(BIN)/rbrepro plot fig$* results/fig$* --out figures/fig$*
+	$(BIN)/python -m rbrepro.sweep.summary results/fig$*
 
-fig3: $(STAMP)
-	$(BIN)/rbrepro sweep configs/fig3.yaml
-	$(BIN)/rbrepro plot fig3 results/fig3 --out figures/fig3
+figures: fig3 fig4 fig5 fig6
+
+# The mini configs (mirror datasets, small grids): all four figures in a few minutes; part of CI.
+figures-mini: $(STAMP)
+	for f in 3 4 5 6; do \
+	  $(DATA_ENV) $(BIN)/rbrepro sweep configs/fig$$f-mini.yaml -q || exit 1; \
+	  $(BIN)/rbrepro plot fig$$f results/fig$$f-mini --out figures/fig$$f-mini || exit 1; \
+	done
+	$(BIN)/python -m rbrepro.sweep.summary results/fig3-mini results/fig4-mini results/fig5-mini results/fig6-mini
 
 bench: bench-train bench-parse bench-rcd
 
 bench-train: $(STAMP)
-	RBREPRO_MIRROR=$(MIRROR) $(BIN)/python bench/train_ijcnn1.py
+	$(DATA_ENV) $(BIN)/python bench/train_ijcnn1.py
 
 bench-rcd: $(STAMP)
-	RBREPRO_MIRROR=$(MIRROR) $(BIN)/python bench/rcd_speedup.py
+	$(DATA_ENV) $(BIN)/python bench/rcd_speedup.py
 
 bench-parse: $(STAMP)
 	$(BIN)/python bench/parse_throughput.py 1000000
 
 clean-results:
-	rm -rf results/quick figures/quick-fig3.*
+	rm -rf results/quick results/*-mini figures/quick-fig3.* figures/*-mini.*

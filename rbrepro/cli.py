@@ -67,6 +67,9 @@ class Variant(str, Enum):
 
 class Figure(str, Enum):
     fig3 = "fig3"
+    fig4 = "fig4"
+    fig5 = "fig5"
+    fig6 = "fig6"
 
 
 def _fail(message: str, code: int = 2):
@@ -463,7 +466,8 @@ def sweep(
 
 @app.command()
 def plot(
-    figure: Figure = typer.Argument(..., help="Which figure (Fig. 3: RB performance and time vs sigma)."),
+    figure: Figure = typer.Argument(..., help="fig3: RB vs sigma; fig4: RB vs R and D; fig5: methods at equal R "
+                                              "and cost to a target; fig6: parallel RCD speedup."),
     results: Path = typer.Argument(..., help="A results folder (with results.csv) or a results CSV."),
     out: Optional[Path] = typer.Option(None, "--out", help="Output path without suffix [default: figures/<figure>]."),
 ):

@@ -8,11 +8,13 @@ a few rows first, so the times exclude numba compilation.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import asdict, dataclass
 
 import numba
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from rbrepro import metrics
 from rbrepro.data.load import Dataset, validation_split
@@ -102,12 +104,13 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None) -
     threads = min(params.threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
     numba.set_num_threads(threads)
     model = make_model(params, data.model_task, threads)
-    model.warm_up(data.X_train)
-    with PeakMemory() as peak:
-        model.fit(data.X_train, data.y_train)
-    t0 = time.perf_counter()
-    test_pred = model.predict(data.X_test)
-    predict_s = time.perf_counter() - t0
+    with threadpool_limits(limits=threads):  # BLAS (RF, Nystrom, Cholesky) gets the same thread budget
+        model.warm_up(data.X_train)
+        with PeakMemory() as peak:
+            model.fit(data.X_train, data.y_train)
+        t0 = time.perf_counter()
+        test_pred = model.predict(data.X_test)
+        predict_s = time.perf_counter() - t0
     if model_out is not None:
         model_out.append(model)
     cost = model.cost()
@@ -131,6 +134,7 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None) -
         "rcd_variant": model.variant_ if rcd else "",
         "rcd_damping": model.damping_ if rcd else float("nan"),
         "nnz_w": int(np.count_nonzero(model.coef_)) if rcd else -1,
+        "rcd_trace": json.dumps([[round(t, 6), f] for t, f, _ in model.trace_[0]]) if rcd else "",
         "featurize_s": model.featurize_s_,
         "solve_s": model.solve_s_,
         "train_s": model.train_s_,

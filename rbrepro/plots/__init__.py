@@ -8,13 +8,15 @@ import pandas as pd
 import yaml
 
 from rbrepro.plots.fig3 import plot_fig3
+from rbrepro.plots.fig4 import plot_fig4
+from rbrepro.plots.fig5 import plot_fig5
+from rbrepro.plots.fig6 import plot_fig6
 
-FIGURES = {"fig3": plot_fig3}
+FIGURES = {"fig3": plot_fig3, "fig4": plot_fig4, "fig5": plot_fig5, "fig6": plot_fig6}
 
 
-def load_results(path: str | Path) -> tuple[pd.DataFrame, list[str] | None]:
-    """A results CSV (or a results folder holding results.csv) and, when the resolved config
-    sits beside it, the datasets that config asked for."""
+def load_results(path: str | Path) -> tuple[pd.DataFrame, dict | None]:
+    """A results CSV (or a results folder holding results.csv) and the resolved config beside it."""
     path = Path(path)
     csv = path / "results.csv" if path.is_dir() else path
     if not csv.exists():
@@ -30,14 +32,12 @@ def load_results(path: str | Path) -> tuple[pd.DataFrame, list[str] | None]:
     if lacking and not ("status" in frame and (frame["status"] != "ok").all()):
         raise ValueError(f"{csv}: missing columns {', '.join(lacking)}; is this an rbrepro results CSV?")
     resolved = csv.parent / "config.resolved.yaml"
-    expected = None
-    if resolved.exists():
-        expected = list((yaml.safe_load(resolved.read_text()) or {}).get("datasets", {}) or {})
-    return frame, expected
+    config = yaml.safe_load(resolved.read_text()) if resolved.exists() else None
+    return frame, config
 
 
 def make_figure(figure: str, results: str | Path, out_base: str | Path) -> list[Path]:
     if figure not in FIGURES:
         raise ValueError(f"unknown figure {figure!r}; available: {', '.join(FIGURES)}")
-    frame, expected = load_results(results)
-    return FIGURES[figure](frame, Path(out_base), expected)
+    frame, config = load_results(results)
+    return FIGURES[figure](frame, Path(out_base), config)

@@ -1,101 +1,59 @@
-"""Figure 3: RB's train and test performance vs sigma, and its train time (and D) vs sigma.
-
-One row of two panels per dataset. With several seeds, lines are means and the band is
-the min-max spread. RB's best test point is boxed; the exact kernel's best test
-performance is a black line when the results hold exact-kernel rows, otherwise the
-panel says it is absent. Datasets the config listed but the CSV lacks are named on the
-figure.
-"""
+"""Figure 3: RB's train and test performance vs sigma (exact kernel's best test as a black
+line, RB's best test point boxed), and train time and D vs sigma; one row per dataset."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from rbrepro.data.atomic import atomic_path  # noqa: E402
-
-METRIC_LABEL = {"accuracy": "accuracy (%)", "rel_error": "relative error"}
+from rbrepro.plots.common import (METRIC_LABEL, exact_reference, finish, higher_is_better, line_with_spread,
+                                  new_figure, problems_note, test_rows, empty_panel)
 
 
-def _spread(frame: pd.DataFrame, column: str) -> pd.DataFrame:
-    return frame.groupby("sigma")[column].agg(["mean", "min", "max"]).sort_index()
-
-
-def plot_fig3(results: pd.DataFrame, out_base: Path, expected_datasets: list[str] | None = None,
-              title: str | None = None) -> list[Path]:
-    """Draw Fig. 3 panels from a results frame; writes <out_base>.png and .pdf."""
-    ok = results[(results.get("status") == "ok")] if "status" in results else results
+def plot_fig3(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:
+    ok = test_rows(results)
     rb = ok[ok["method"] == "rb"] if len(ok) else ok
     datasets = list(dict.fromkeys(rb["dataset"])) if len(rb) else []
-    missing = [d for d in (expected_datasets or []) if d not in datasets]
-    n = max(1, len(datasets))
-    fig, axes = plt.subplots(n, 2, figsize=(10, 3.2 * n), squeeze=False)
+    expected = list((config or {}).get("datasets", {}) or [])
+    fig, axes = new_figure(len(datasets), 2, width=5.0)
     for row, name in enumerate(datasets):
         sub = rb[rb["dataset"] == name]
-        metric = sub["metric"].iloc[0]
-        higher_better = metric == "accuracy"
-        Rs = sorted(sub["R"].unique())
+        metric, better_high = sub["metric"].iloc[0], higher_is_better(sub)
         ax_perf, ax_time = axes[row]
+        Rs = sorted(sub["R"].unique())
         for R in Rs:
             part = sub[sub["R"] == R]
-            label_r = f" (R={R})" if len(Rs) > 1 else ""
-            for col, style, label in (("train_metric", "--", "train"), ("test_metric", "-", "test")):
-                s = _spread(part, col)
-                ax_perf.plot(s.index, s["mean"], style, marker="o", ms=3, label=f"RB {label}{label_r}")
-                if (s["max"] > s["min"]).any():
-                    ax_perf.fill_between(s.index, s["min"], s["max"], alpha=0.2)
-            t = _spread(part, "train_s")
-            ax_time.plot(t.index, t["mean"], marker="o", ms=3, label=f"train time{label_r}")
+            tag = f" (R={R})" if len(Rs) > 1 else ""
+            line_with_spread(ax_perf, part, "sigma", "train_metric", ls="--", marker="o", ms=3, label=f"RB train{tag}")
+            line_with_spread(ax_perf, part, "sigma", "test_metric", ls="-", marker="o", ms=3, label=f"RB test{tag}")
+            line_with_spread(ax_time, part, "sigma", "train_s", marker="o", ms=3, label=f"train time{tag}")
         test = sub.groupby(["sigma", "R"])["test_metric"].mean()
-        best_sigma, best_R = test.idxmax() if higher_better else test.idxmin()
+        best_sigma, best_R = test.idxmax() if better_high else test.idxmin()
         ax_perf.plot([best_sigma], [test.loc[(best_sigma, best_R)]], marker="s", ms=12, mfc="none", mec="red",
-                     mew=1.5, ls="none", label=f"best test (sigma={best_sigma:g})")
-        exact = ok[(ok["dataset"] == name) & (ok["method"] == "exact")] if len(ok) else ok
-        if len(exact):
-            best_exact = exact["test_metric"].max() if higher_better else exact["test_metric"].min()
-            ax_perf.axhline(best_exact, color="black", lw=1.2, label="exact kernel (best test)")
+                     mew=1.5, ls="none", label=f"best test: sigma={best_sigma:g}")
+        value, label = exact_reference(results, name)
+        if value is not None:
+            ax_perf.axhline(value, color="black", lw=1.2, label=label)
         else:
-            ax_perf.text(0.02, 0.04, "exact kernel: not in these results", transform=ax_perf.transAxes,
-                         fontsize=7, color="0.35")
+            ax_perf.text(0.02, 0.04, label, transform=ax_perf.transAxes, fontsize=7, color="0.3")
         n_seeds = sub["seed"].nunique()
-        ax_perf.set_title(f"{name}: performance vs sigma ({n_seeds} seed{'s' if n_seeds > 1 else ''})", fontsize=9)
-        ax_perf.set_xscale("log")
-        ax_perf.set_xlabel("sigma (inverse kernel width)")
-        ax_perf.set_ylabel(METRIC_LABEL.get(metric, metric))
+        ax_perf.set(xscale="log", xlabel="sigma (inverse kernel width)", ylabel=METRIC_LABEL.get(metric, metric),
+                    title=f"{name}: performance vs sigma ({n_seeds} seed{'s' if n_seeds > 1 else ''})")
         ax_perf.legend(fontsize=7)
-        ax_time.set_xscale("log")
-        ax_time.set_xlabel("sigma (inverse kernel width)")
-        ax_time.set_ylabel("train time (s)")
-        ax_time.set_title(f"{name}: train time and D vs sigma", fontsize=9)
+        ax_time.set(xscale="log", xlabel="sigma (inverse kernel width)", ylabel="train time (s)",
+                    title=f"{name}: train time and D vs sigma")
         ax_D = ax_time.twinx()
         for R in Rs:
-            d = _spread(sub[sub["R"] == R], "D")
-            ax_D.plot(d.index, d["mean"], ":", color="gray", marker="x", ms=3)
+            d = sub[sub["R"] == R].groupby("sigma")["D"].mean()
+            ax_D.plot(d.index, d.values, ":", color="gray", marker="x", ms=3)
         ax_D.set_yscale("log")
         ax_D.set_ylabel("D (dotted)", color="gray")
         ax_time.legend(fontsize=7, loc="upper left")
+        for ax in (ax_perf, ax_time):
+            ax.title.set_fontsize(9)
     if not datasets:
-        axes[0, 0].text(0.5, 0.5, "no successful RB rows in the results", ha="center", transform=axes[0, 0].transAxes)
-    notes = []
-    if missing:
-        notes.append(f"missing datasets (in the config, not in the results): {', '.join(missing)}")
-    if "status" in results and (results["status"] != "ok").any():
-        notes.append(f"{int((results['status'] != 'ok').sum())} failed cell(s) not shown")
-    fig.suptitle(title or "Fig. 3: Random Binning, performance and train time vs sigma", fontsize=11)
-    if notes:
-        fig.text(0.5, 0.005, "; ".join(notes), ha="center", fontsize=8, color="darkred")
-    fig.tight_layout(rect=(0, 0.02, 1, 0.97))
-    out_base.parent.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for ext in ("png", "pdf"):
-        path = out_base.with_suffix(f".{ext}")
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, dpi=130, format=ext)
-        paths.append(path)
-    plt.close(fig)
-    return paths
+        empty_panel(axes[0, 0], "no successful RB rows in these results")
+        axes[0, 1].axis("off")
+    return finish(fig, out_base, "Fig. 3: Random Binning, performance and train time vs sigma",
+                  problems_note(results, expected, datasets))

@@ -52,6 +52,7 @@ class DatasetGrid:
     exact_sigma: tuple[float, ...] = ()   # sigma grid of the exact kernel (default: sigma)
     select_R: int = 0                     # R at which sigma is selected (sigma_selection != grid)
     targets: tuple[float, ...] = ()       # Fig. 5: target performances
+    methods: tuple[str, ...] = ()         # a subset of the config's methods for this dataset (default: all)
 
     def sigmas_for(self, method: str) -> tuple[float, ...]:
         return self.exact_sigma if method == "exact" and self.exact_sigma else self.sigma
@@ -93,7 +94,7 @@ class SweepConfig:
         (dataset, method) to the selected sigma (cells whose sigma is not chosen yet are left out)."""
         out = []
         for grid in self.datasets:
-            for method in self.methods:
+            for method in grid.methods or self.methods:
                 Rs = (0,) if method == "exact" else grid.R  # the exact kernel has no R
                 if self.sigma_selection == "grid":
                     sigmas = grid.sigmas_for(method)
@@ -114,7 +115,7 @@ class SweepConfig:
         on = "validation" if self.sigma_selection == "validation" else "test"
         out = []
         for grid in self.datasets:
-            for method in self.methods:
+            for method in grid.methods or self.methods:
                 R = 0 if method == "exact" else grid.select_R
                 for sigma in grid.sigmas_for(method):
                     out.append(self._cell(grid, method, sigma, R, self.seeds[0], self.threads[0],
@@ -133,14 +134,15 @@ class SweepConfig:
             "datasets": {g.name: {"sigma": list(g.sigma), "R": list(g.R), "lam": g.lam,
                                   **({"exact_sigma": list(g.exact_sigma)} if g.exact_sigma else {}),
                                   **({"select_R": g.select_R} if self.sigma_selection != "grid" else {}),
-                                  **({"targets": list(g.targets)} if g.targets else {})}
+                                  **({"targets": list(g.targets)} if g.targets else {}),
+                                  **({"methods": list(g.methods)} if g.methods else {})}
                          for g in self.datasets},
         }
 
 
 TOP_KEYS = ("name", "figure", "description", "methods", "seeds", "threads", "center", "solver", "defaults",
             "dataset_files", "datasets", "exclusive", "sigma_selection")
-GRID_KEYS = ("sigma", "R", "lam", "exact_sigma", "select_R", "targets")
+GRID_KEYS = ("sigma", "R", "lam", "exact_sigma", "select_R", "targets", "methods")
 SELECTIONS = ("grid", "validation", "test")
 
 
@@ -232,7 +234,12 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
         select_R = rd.number(node, where, integer=True) if node is not None else sorted(R)[len(R) // 2]
         node, where = pick("targets")
         targets = rd.number_list(node, where) if node is not None else ()
-        grids.append(DatasetGrid(dname, sigma, R, lam, exact_sigma, select_R, targets))
+        own_methods = ()
+        if "methods" in own:
+            node = own["methods"]
+            items = node.value if isinstance(node.value, list) else [node]
+            own_methods = tuple(rd.choice(n, f"{path}.methods[{i}]", methods) for i, n in enumerate(items))
+        grids.append(DatasetGrid(dname, sigma, R, lam, exact_sigma, select_R, targets, own_methods))
         n_cells += (len(sigma) + len(exact_sigma)) * len(R) * len(seeds) * len(methods) * len(threads) * len(variants)
     if n_cells > MAX_CELLS:
         raise ConfigError(f"{file}: the grid has {n_cells} cells, more than the {MAX_CELLS} allowed")

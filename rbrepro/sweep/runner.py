@@ -161,9 +161,10 @@ class LocalBackend:
     """Cells in a pool of worker processes (spawned, so numba threads start fresh), at most
     `workers` at once; a pool broken by a dying worker is replaced and its cells retried."""
 
-    def __init__(self, workers: int, fresh_process: bool = False):
+    def __init__(self, workers: int, fresh_process: bool = False, task: Callable = run_cell_task):
         self.workers = max(1, workers)
         self.fresh_process = fresh_process
+        self.task = task  # a module-level function (it is sent to spawned workers by name)
         self.description = f"{self.workers} local worker process{'es' if self.workers > 1 else ''}"
 
     def _pool(self):
@@ -177,11 +178,18 @@ class LocalBackend:
             pool = self._pool()
             running: dict[cf.Future, tuple[str, tuple]] = {}
             lost: list[tuple[str, tuple]] = []
+            broken = False
             try:
-                while (queue or running) and not lost:
+                while (queue or running) and not broken:
                     while queue and len(running) < self.workers:
-                        key, args = queue.pop(0)
-                        running[pool.submit(run_cell_task, *args)] = (key, args)
+                        try:
+                            fut = pool.submit(self.task, *queue[0][1])
+                        except cf.process.BrokenProcessPool:
+                            broken = True  # the job stays queued: it never started
+                            break
+                        running[fut] = queue.pop(0)
+                    if broken or not running:
+                        break
                     done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
                     for fut in done:
                         job = running.pop(fut)
@@ -189,11 +197,12 @@ class LocalBackend:
                             row = fut.result()
                         except cf.process.BrokenProcessPool:
                             lost.append(job)
+                            broken = True
                             continue
                         on_row(job[0], row)
                 lost.extend(running.values())  # a broken pool takes every cell in flight with it
             finally:
-                pool.shutdown(wait=not lost, cancel_futures=True)
+                pool.shutdown(wait=not broken, cancel_futures=True)
             for key, args in reversed(lost):
                 attempts[key] = attempts.get(key, 0) + 1
                 if attempts[key] > WORKER_RETRIES:
@@ -273,6 +282,8 @@ def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams] | None = N
     remaining cells. `narrow` filters every phase's cells (command-line filters)."""
     narrow = narrow or (lambda cs: cs)
     with sweep_lock(out):
+        for stale in [*(out / "cells").glob(".*.part"), *out.glob(".*.part")]:
+            stale.unlink(missing_ok=True)  # temp files of a killed run: never read, now removed
         write_text_atomic(out / "config.resolved.yaml",
                           yaml.safe_dump({**config.to_dict(), "provenance": provenance()}, sort_keys=False))
         phases = [narrow(config.selection_cells())] if config.sigma_selection != "grid" else []

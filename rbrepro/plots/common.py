@@ -1,0 +1,114 @@
+"""Shared pieces of the figures: which rows count, seed spreads, reference lines, notes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from rbrepro.data.atomic import atomic_path  # noqa: E402
+
+METRIC_LABEL = {"accuracy": "accuracy (%)", "rel_error": "relative error"}
+METHOD_STYLE = {"rb": ("RB", "tab:red", "o"), "rf": ("RF", "tab:blue", "s"), "nystrom": ("Nystrom", "tab:green", "^"),
+                "block": ("block", "tab:purple", "D"), "exact": ("exact", "black", "")}
+
+
+def test_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Successful rows evaluated on test data (sigma-selection rows are left out)."""
+    if frame.empty:
+        return frame
+    keep = frame["status"] == "ok" if "status" in frame else pd.Series(True, index=frame.index)
+    if "evaluate_on" in frame:
+        keep &= frame["evaluate_on"].fillna("test") == "test"
+    return frame[keep]
+
+
+def higher_is_better(rows: pd.DataFrame) -> bool:
+    return rows["metric"].iloc[0] == "accuracy"
+
+
+def spread(rows: pd.DataFrame, x: str, column: str) -> pd.DataFrame:
+    """Mean, min and max of `column` over seeds at each x."""
+    return rows.groupby(x)[column].agg(["mean", "min", "max"]).sort_index()
+
+
+def line_with_spread(ax, rows, x, column, **style):
+    s = spread(rows, x, column)
+    ax.plot(s.index, s["mean"], **style)
+    if (s["max"] > s["min"]).any():
+        ax.fill_between(s.index, s["min"], s["max"], alpha=0.2, color=style.get("color"))
+    return s
+
+
+def exact_reference(frame: pd.DataFrame, dataset: str) -> tuple[float | None, str]:
+    """The exact kernel's best test performance on `dataset`, or a note why there is none."""
+    ok = test_rows(frame)
+    rows = ok[(ok["dataset"] == dataset) & (ok["method"] == "exact")] if len(ok) else ok
+    if len(rows):
+        value = rows["test_metric"].max() if higher_is_better(rows) else rows["test_metric"].min()
+        return float(value), "exact kernel (best test)"
+    refused = frame[(frame["dataset"] == dataset) & (frame["method"] == "exact")] if "method" in frame else frame
+    if len(refused) and "error" in refused:
+        for text in refused["error"].dropna().astype(str):
+            match = re.search(r"needs about ([0-9.]+ GB)", text)
+            if match:
+                return None, f"exact kernel: needs {match.group(1)}, not run"
+    return None, "exact kernel: not in these results"
+
+
+def problems_note(frame: pd.DataFrame, expected: list[str] | None, shown: list[str]) -> str:
+    notes = []
+    missing = [d for d in (expected or []) if d not in shown]
+    if missing:
+        notes.append(f"no results for: {', '.join(missing)} (data unavailable or not run)")
+    if "status" in frame:
+        failed = frame[frame["status"] == "failed"]
+        if len(failed):
+            notes.append(f"{len(failed)} failed cell(s) not shown ({', '.join(sorted(set(failed['dataset'])))})")
+    return "; ".join(notes)
+
+
+def new_figure(n_rows: int, n_cols: int, width: float = 4.2, height: float = 3.2):
+    return plt.subplots(max(1, n_rows), n_cols, figsize=(width * n_cols, height * max(1, n_rows)), squeeze=False)
+
+
+def finish(fig, out_base: Path, title: str, note: str = "") -> list[Path]:
+    """Title, a note in red at the bottom, PNG and PDF written atomically."""
+    fig.suptitle(title, fontsize=11)
+    if note:
+        fig.text(0.5, 0.005, note, ha="center", fontsize=8, color="darkred", wrap=True)
+    fig.tight_layout(rect=(0, 0.03 if note else 0, 1, 0.96))
+    out_base = Path(out_base)
+    out_base.parent.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for ext in ("png", "pdf"):
+        path = out_base.with_suffix(f".{ext}")
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=130, format=ext)
+        paths.append(path)
+    plt.close(fig)
+    return paths
+
+
+def empty_panel(ax, text: str):
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=9, color="0.3", wrap=True)
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def ladder(values: np.ndarray, higher_better: bool, n: int = 3) -> list[float]:
+    """Default Fig. 5 targets: n levels from the best worst-case up to the performance every
+    method reaches (values: per method, (worst, best))."""
+    worst = np.array([v[0] for v in values])
+    best = np.array([v[1] for v in values])
+    if higher_better:
+        top, bottom = best.min(), worst.max()
+        return list(np.linspace(min(bottom, top), top, n)) if bottom < top else [float(top)]
+    top, bottom = best.max(), worst.min()
+    return list(np.linspace(max(bottom, top), top, n)) if bottom > top else [float(top)]

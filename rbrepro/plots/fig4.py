@@ -1,0 +1,43 @@
+"""Figure 4: RB's train and test performance vs R and vs D at a fixed sigma (one row per dataset)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from rbrepro.plots.common import (METRIC_LABEL, empty_panel, exact_reference, finish, line_with_spread, new_figure,
+                                  problems_note, test_rows)
+
+
+def plot_fig4(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:
+    ok = test_rows(results)
+    rb = ok[ok["method"] == "rb"] if len(ok) else ok
+    datasets = list(dict.fromkeys(rb["dataset"])) if len(rb) else []
+    expected = list((config or {}).get("datasets", {}) or [])
+    fig, axes = new_figure(len(datasets), 2)
+    for row, name in enumerate(datasets):
+        sub = rb[rb["dataset"] == name]
+        metric = sub["metric"].iloc[0]
+        sigmas = sorted(sub["sigma"].unique())
+        value, label = exact_reference(results, name)
+        for ax, x, xlabel in ((axes[row, 0], "R", "R (grids)"), (axes[row, 1], "D", "D (columns)")):
+            for sigma in sigmas:
+                part = sub[sub["sigma"] == sigma]
+                tag = f" (sigma={sigma:g})" if len(sigmas) > 1 else ""
+                if x == "D":  # D varies with the seed: average D and metric per R
+                    part = part.groupby("R")[["D", "train_metric", "test_metric"]].mean().reset_index()
+                    part["seed"] = 0
+                line_with_spread(ax, part, x, "train_metric", ls="--", marker="o", ms=3, label=f"train{tag}")
+                line_with_spread(ax, part, x, "test_metric", ls="-", marker="o", ms=3, label=f"test{tag}")
+            if value is not None:
+                ax.axhline(value, color="black", lw=1.2, label=label)
+            ax.set(xscale="log", xlabel=xlabel, ylabel=METRIC_LABEL.get(metric, metric),
+                   title=f"{name}: performance vs {x} (sigma={', '.join(f'{s:g}' for s in sigmas)})")
+            ax.title.set_fontsize(9)
+            ax.legend(fontsize=7)
+    if not datasets:
+        empty_panel(axes[0, 0], "no successful RB rows in these results")
+        axes[0, 1].axis("off")
+    return finish(fig, out_base, "Fig. 4: Random Binning, performance vs R and D at fixed sigma",
+                  problems_note(results, expected, datasets))

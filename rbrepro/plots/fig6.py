@@ -1,0 +1,91 @@
+"""Figure 6: speedup of parallel L1 RCD vs threads, RB and RF, with the eq. 29 curve.
+
+Speedup = time(1 thread) / time(tau threads) to reach F <= F* + eps (F(0) - F*), eps = 1e-3,
+F* the best objective of the single-thread run(s), read from each cell's objective trace.
+The eq. 29 curve tau / (1 + (omega - 1)(tau - 1)/(D - 1)) (omega = non-zeros per row: R for
+RB, D for RF) is drawn up to 8 threads; thread counts never measured are marked so.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rbrepro.plots.common import METHOD_STYLE, empty_panel, finish, new_figure, problems_note, test_rows
+
+EPS = 1e-3
+MAX_THREADS_DRAWN = 8
+
+
+def time_to_target(trace: list, target: float) -> float:
+    for t, f in trace:
+        if f <= target:
+            return float(t)
+    return float("inf")
+
+
+def eq29_speedup(tau: np.ndarray, omega: float, D: float) -> np.ndarray:
+    return tau / (1.0 + (omega - 1.0) * (tau - 1.0) / max(D - 1.0, 1.0))
+
+
+def speedups(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per (method, variant, threads): time to target and speedup over the 1-thread cells."""
+    out = []
+    for method, part in rows.groupby("method"):
+        traces = [json.loads(t) for t in part["rcd_trace"]]
+        single = part["threads"] == 1
+        f_star = min(min(f for _, f in tr) for tr, s in zip(traces, single) if s) if single.any() else \
+            min(min(f for _, f in tr) for tr in traces)
+        f0 = traces[0][0][1]
+        target = f_star + EPS * (f0 - f_star)
+        times = [time_to_target(tr, target) for tr in traces]
+        part = part.assign(time_to_target=times)
+        base = part[part["threads"] == 1]["time_to_target"].mean() if single.any() else np.nan
+        for (variant, threads), g in part.groupby(["variant", "threads"]):
+            t = g["time_to_target"].mean()
+            out.append({"method": method, "variant": "sequential" if threads == 1 else variant, "threads": threads,
+                        "time_to_target": t, "speedup": base / t if np.isfinite(t) and t > 0 else 0.0,
+                        "D": g["D"].mean(), "R": g["R"].iloc[0]})
+    return pd.DataFrame(out)
+
+
+def plot_fig6(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:
+    ok = test_rows(results)
+    rcd = ok[(ok["solver"] == "rcd")] if len(ok) and "solver" in ok else ok.iloc[0:0]
+    datasets = list(dict.fromkeys(rcd["dataset"])) if len(rcd) else []
+    expected = list((config or {}).get("datasets", {}) or [])
+    fig, axes = new_figure(len(datasets), 1, width=6.0, height=3.8)
+    for row, name in enumerate(datasets):
+        ax = axes[row, 0]
+        table = speedups(rcd[rcd["dataset"] == name])
+        measured_max = int(table["threads"].max())
+        tau = np.arange(1, MAX_THREADS_DRAWN + 1, dtype=float)
+        for method in ("rb", "rf"):
+            part = table[table["method"] == method]
+            if part.empty:
+                continue
+            label, color, marker = METHOD_STYLE[method]
+            omega = part["R"].iloc[0] if method == "rb" else part["D"].iloc[0]
+            ax.plot(tau, eq29_speedup(tau, omega, part["D"].iloc[0]), ":", color=color,
+                    label=f"{label}: eq. 29 (omega={omega:g}, D={part['D'].iloc[0]:.0f})")
+            for variant, style in (("async", "-"), ("sync", "--")):
+                pts = part[(part["variant"].isin([variant, "sequential"]))].sort_values("threads")
+                if len(pts) > 1:
+                    ax.plot(pts["threads"], pts["speedup"], style, marker=marker, color=color,
+                            label=f"{label} measured ({variant})")
+        ax.plot(tau, tau, color="0.7", lw=0.8, label="linear")
+        if measured_max < MAX_THREADS_DRAWN:
+            ax.axvspan(measured_max + 0.5, MAX_THREADS_DRAWN + 0.5, color="0.92")
+            ax.text(measured_max + 0.7, 0.3, f"> {measured_max} threads: eq. 29 only, not measured", fontsize=7,
+                    color="0.3")
+        ax.set(xlabel="threads", ylabel="speedup (time to objective)", title=f"{name}: parallel RCD speedup",
+               xlim=(0.5, MAX_THREADS_DRAWN + 0.5), ylim=(0, MAX_THREADS_DRAWN + 0.5))
+        ax.title.set_fontsize(9)
+        ax.legend(fontsize=6, loc="upper left")
+    if not datasets:
+        empty_panel(axes[0, 0], "no RCD rows in these results")
+    return finish(fig, out_base, "Fig. 6: speedup of parallel randomized coordinate descent (RB vs RF)",
+                  problems_note(results, expected, datasets))

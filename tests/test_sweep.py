@@ -1,0 +1,150 @@
+"""Sweeps: cells, sigma selection, backends (worker death, SIGKILL and resume, dask on loopback)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rbrepro.data.load import load_dataset, validation_split
+from rbrepro.sweep.config import parse_config
+from rbrepro.sweep.runner import LocalBackend, cell_key, run_sweep
+
+COMPARE = ["dataset", "method", "sigma", "R", "seed", "threads", "test_metric", "train_metric", "D", "cg_iterations",
+           "status"]
+
+
+def test_thread_variant_and_per_dataset_method_grids():
+    cfg = parse_config("name: t\nmethods: [rb, rf]\nthreads: [1, 2]\n"
+                       "solver: {name: rcd, variant: [async, sync], epochs: 3}\n"
+                       "datasets:\n  digits: {sigma: [1], R: [8]}\n  cadata: {sigma: [1], R: [8], methods: [rb]}\n",
+                       "t.yaml")
+    cells = cfg.cells()
+    # per (dataset, method): 1 thread (one sequential cell) + 2 threads x 2 variants
+    assert len(cells) == 3 * 3
+    assert {(c.threads, c.variant) for c in cells if c.dataset == "digits" and c.method == "rb"} == \
+        {(1, "async"), (2, "async"), (2, "sync")}
+    assert {c.method for c in cells if c.dataset == "cadata"} == {"rb"}
+    assert len({cell_key(c) for c in cells}) == len(cells)
+
+
+def test_validation_split_uses_the_site_file_or_a_seeded_share():
+    digits = load_dataset("digits")
+    val = validation_split(digits)
+    assert val.X_train.shape[0] + val.X_test.shape[0] == digits.X_train.shape[0]
+    assert val.X_test.shape[0] == round(0.2 * digits.X_train.shape[0])
+    assert (validation_split(digits).y_test == val.y_test).all()  # seeded
+
+
+def test_sigma_selection_on_validation_then_refit(tmp_path):
+    cfg = parse_config("name: sel\nmethods: [rb, rf]\nsigma_selection: validation\n"
+                       "datasets:\n  digits: {sigma: [0.03, 0.3, 30], R: [16, 64], select_R: 64}\n", "sel.yaml")
+    counts = run_sweep(cfg, tmp_path / "res", backend=LocalBackend(2))
+    frame = pd.read_csv(tmp_path / "res" / "results.csv")
+    assert counts["failed"] == 0 and len(frame) == 2 * 3 + 2 * 2
+    sel = frame[frame["evaluate_on"] == "validation"]
+    assert len(sel) == 6 and (sel["R"] == 64).all()
+    final = frame[frame["evaluate_on"] == "test"]
+    for method in ("rb", "rf"):
+        best = sel[sel["method"] == method].sort_values("test_metric").iloc[-1]["sigma"]
+        assert set(final[final["method"] == method]["sigma"]) == {best}
+        assert set(final[final["method"] == method]["R"]) == {16, 64}
+    assert 0.3 in set(final["sigma"])  # too wide (0.03) and too narrow (30) both lose on digits
+
+
+def test_a_dead_worker_is_replaced_and_its_cell_retried(tmp_path):
+    sys.path.insert(0, str(Path(__file__).parent.parent))
+    from tests import worker_tasks
+
+    cfg = parse_config("name: w\ndatasets:\n  digits: {sigma: [0.1, 0.3, 1], R: [8]}\n", "w.yaml")
+    run_sweep(cfg, tmp_path / "res", data_path=tmp_path / "markers",
+              backend=LocalBackend(2, task=worker_tasks.die_on_first_attempt))
+    frame = pd.read_csv(tmp_path / "res" / "results.csv")
+    assert len(frame) == 3 and (frame["status"] == "ok").all()
+    run_sweep(cfg, tmp_path / "res2", backend=LocalBackend(1, task=worker_tasks.always_die))
+    frame = pd.read_csv(tmp_path / "res2" / "results.csv")
+    dead = frame[frame["sigma"] == 0.3].iloc[0]
+    assert len(frame) == 3 and dead["status"] == "failed" and "worker process died" in dead["error"]
+    assert (frame[frame["sigma"] != 0.3]["status"] == "ok").all()
+
+
+KILL_CONFIG = "name: k\nseeds: [0, 1, 2, 3]\ndatasets:\n  digits: {sigma: [0.1, 0.3, 1, 3, 10], R: [32, 128]}\n"
+
+
+def _sweep_cmd(config, out, *extra):
+    return [sys.executable, "-m", "rbrepro", "sweep", str(config), "--out", str(out), "-q", *extra]
+
+
+def test_sigkill_at_random_moments_then_resume_gives_the_uninterrupted_csv(tmp_path):
+    config = tmp_path / "k.yaml"
+    config.write_text(KILL_CONFIG)
+    subprocess.run(_sweep_cmd(config, tmp_path / "clean"), check=True, timeout=600)
+    clean = pd.read_csv(tmp_path / "clean" / "results.csv")
+    killed = tmp_path / "killed"
+    kills = 0
+    for wait_cells in (3, 12, 25):
+        proc = subprocess.Popen(_sweep_cmd(config, killed), start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None:
+            if len(list((killed / "cells").glob("*.json"))) >= wait_cells:
+                os.killpg(proc.pid, signal.SIGKILL)
+                kills += 1
+                break
+            time.sleep(0.02)
+        proc.wait(timeout=60)
+    assert kills >= 2
+    subprocess.run(_sweep_cmd(config, killed), check=True, timeout=600)
+    assert not list((killed / "cells").glob(".*.part"))  # temp files of killed writes are cleaned, never read
+    resumed = pd.read_csv(killed / "results.csv")
+    assert len(resumed) == len(clean) == 40 and resumed["cell_key"].is_unique
+    a = clean.sort_values("cell_key")[COMPARE].reset_index(drop=True)
+    b = resumed.sort_values("cell_key")[COMPARE].reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b)
+
+
+def _start(cmd, **kw):
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
+
+
+def test_dask_scheduler_and_workers_on_loopback_with_a_worker_killed_mid_cell(tmp_path):
+    dask = str(Path(sys.executable).parent / "dask")
+    sched_file = tmp_path / "scheduler.json"
+    scheduler = _start([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                        "--scheduler-file", str(sched_file)])
+    workers = []
+    try:
+        deadline = time.time() + 60
+        while not sched_file.exists() and time.time() < deadline:
+            time.sleep(0.2)
+        address = json.loads(sched_file.read_text())["address"]
+        assert address.startswith("tcp://127.0.0.1:")
+        for name in ("w1", "w2"):
+            workers.append(_start([dask, "worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard",
+                                   "--name", name, "--host", "127.0.0.1"]))
+        config = tmp_path / "d.yaml"
+        config.write_text("name: d\nseeds: [0, 1]\ndatasets:\n  digits: {sigma: [0.1, 0.3, 1, 3], R: [256, 1024]}\n")
+        sweep = subprocess.Popen(_sweep_cmd(config, tmp_path / "res", "--scheduler", address),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 120
+        while time.time() < deadline and sweep.poll() is None:
+            if len(list((tmp_path / "res" / "cells").glob("*.json"))) >= 2:
+                workers[0].send_signal(signal.SIGKILL)  # mid-sweep: it holds a running cell
+                break
+            time.sleep(0.05)
+        out, err = sweep.communicate(timeout=300)
+        frame = pd.read_csv(tmp_path / "res" / "results.csv")
+        assert len(frame) == 16 and frame["cell_key"].is_unique, err
+        # every cell is there once: rescheduled on the surviving worker, or recorded as failed
+        assert set(frame["status"]) <= {"ok", "failed"}
+        assert (frame["status"] == "ok").sum() >= 14
+        assert "dask" not in out or "16" in out
+    finally:
+        for proc in workers + [scheduler]:
+            proc.kill()
+            proc.wait(timeout=30)

@@ -1,0 +1,22 @@
+"""Cell tasks for backend tests (imported by name in spawned worker processes)."""
+
+import os
+from pathlib import Path
+
+from rbrepro.sweep.runner import run_cell_task
+
+
+def die_on_first_attempt(params, dataset_ref, data_path=None, mirror=None):
+    """Kill this worker process the first time the cell with sigma 0.3 runs (marker file in data_path)."""
+    marker = Path(data_path) / f"died-{params.sigma}-{params.seed}"
+    if params.sigma == 0.3 and not marker.exists():
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text("x")
+        os._exit(9)
+    return run_cell_task(params, dataset_ref, None, mirror)
+
+
+def always_die(params, dataset_ref, data_path=None, mirror=None):
+    if params.sigma == 0.3:
+        os._exit(9)
+    return run_cell_task(params, dataset_ref, None, mirror)
