@@ -102,7 +102,8 @@ class SweepConfig:
                     sigmas = (chosen_sigma[(grid.name, method)],)
                 else:
                     continue
-                for sigma, R, seed, threads in itertools.product(sigmas, Rs, self.seeds, self.threads):
+                seeds = self.seeds[:1] if method == "exact" else self.seeds  # exact: no randomness
+                for sigma, R, seed, threads in itertools.product(sigmas, Rs, seeds, self.threads):
                     for variant in self._variants(threads):
                         out.append(self._cell(grid, method, sigma, R, seed, threads, variant))
         return out
