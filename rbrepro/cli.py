@@ -82,8 +82,8 @@ def _expected_message(exc: BaseException) -> str | None:
     from rbrepro.data.fetch import FetchError
     from rbrepro.data.libsvm import ParseError
     from rbrepro.data.load import ContentError
-    from rbrepro.sweep.config import ConfigError
     from rbrepro.models.persist import ModelFileError
+    from rbrepro.sweep.config import ConfigError
     from rbrepro.sweep.runner import SweepLocked
 
     if isinstance(exc, (ModelFileError, ConfigError, ContentError, FetchError, ParseError, SweepLocked, FileNotFoundError,
@@ -135,7 +135,8 @@ def fetch(
     from dataclasses import replace
 
     from rbrepro.data import user
-    from rbrepro.data.load import data_dir as resolve_dir, default_mirror, load_dataset, user_datasets
+    from rbrepro.data.load import data_dir as resolve_dir
+    from rbrepro.data.load import default_mirror, load_dataset, user_datasets
     from rbrepro.data.registry import REGISTRY
 
     root = resolve_dir(data_dir)
@@ -306,7 +307,8 @@ def train(
     models: list = []
     row = _guard(lambda: run_cell(params, data, model_out=models))
     if save_model:
-        from rbrepro.models.persist import data_fingerprint, save_model as save
+        from rbrepro.models.persist import data_fingerprint
+        from rbrepro.models.persist import save_model as save
 
         path = _guard(lambda: save(models[0], save_model, data.name, data.n_features, data.task,
                                    data.info.get("scaler"), data_fingerprint(data.X_train, data.y_train),
@@ -445,7 +447,14 @@ def sweep(
     backend = (DaskBackend(None if scheduler == "local" else scheduler, n_workers) if scheduler
                else LocalBackend(n_workers, fresh_process))
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), TextColumn("{task.fields[failed]} failed"), console=err,

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from rbrepro.data.load import load_dataset, validation_split
 from rbrepro.sweep.config import parse_config

@@ -1,9 +1,9 @@
 """The user's own data: YAML-registered datasets, files named on the command line, CSV, census --from."""
 
 import json
+import os
 import subprocess
 import sys
-import os
 
 import numpy as np
 import pandas as pd

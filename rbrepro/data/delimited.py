@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rbrepro.data.libsvm import ParseError, Parsed, open_text
+from rbrepro.data.libsvm import Parsed, ParseError, open_text
 
 
 def parse_csv(path: Path, n_features: int = 0) -> Parsed:

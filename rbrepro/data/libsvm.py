@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
 from rbrepro.data import _libsvm_kernels as _k
 from rbrepro.data.atomic import atomic_path
 from rbrepro.data.fetch import sha256_file

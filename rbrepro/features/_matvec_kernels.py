@@ -7,7 +7,6 @@ Plain-numpy references: `reference.dense_features(ids, D) @ W`.
 """
 
 import numba as nb
-import numpy as np
 
 ROW_BLOCK = 2048
 

@@ -7,13 +7,12 @@ below 1e-12 of the largest cut off), so Z Z^T = K_nm K_mm^+ K_mn.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from rbrepro.features.laplacian import as_dense, laplacian_kernel
+from rbrepro.features.params import check_count, check_sigma
 
 EIGEN_CUTOFF = 1e-12
 
@@ -31,10 +30,8 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        if not isinstance(self.n_components, numbers.Integral) or self.n_components < 1:
-            raise ValueError(f"n_components (R) must be a positive integer, got {self.n_components!r}")
-        if not isinstance(self.sigma, numbers.Real) or not np.isfinite(self.sigma) or self.sigma <= 0:
-            raise ValueError(f"sigma must be a positive finite number, got {self.sigma!r}")
+        check_count("n_components (R)", self.n_components)
+        check_sigma(self.sigma)
         X = check_array(X, accept_sparse="csr", dtype=[np.float32, np.float64])
         n = X.shape[0]
         if self.n_components > n:

@@ -9,8 +9,6 @@ E[z(x)^T z(y)] = exp(-sigma ||x - y||_1).
 
 from __future__ import annotations
 
-import numbers
-
 import numba
 import numpy as np
 import scipy.sparse as sp
@@ -19,6 +17,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from rbrepro.features import _binning_kernels as kernels
 from rbrepro.features.binned_matrix import BinnedMatrix
+from rbrepro.features.params import check_count, check_sigma
 from rbrepro.features.reference import mix64
 
 #: bytes of key scratch space per batch of grids (keys are computed a batch at a time)
@@ -72,10 +71,8 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
 
     # -- validation -------------------------------------------------------------
     def _validate_params(self):
-        if not isinstance(self.n_grids, numbers.Integral) or self.n_grids < 1:
-            raise ValueError(f"n_grids (R) must be a positive integer, got {self.n_grids!r}")
-        if not isinstance(self.sigma, numbers.Real) or not np.isfinite(self.sigma) or self.sigma <= 0:
-            raise ValueError(f"sigma must be a positive finite number, got {self.sigma!r}")
+        check_count("n_grids (R)", self.n_grids)
+        check_sigma(self.sigma)
 
     def _check_X(self, X, reset: bool):
         X = check_array(X, accept_sparse="csr", dtype=[np.float32, np.float64], order="C")

@@ -7,11 +7,11 @@ E[z(x)^T z(y)] = k(x, y). Featurizing is one BLAS product plus a cosine, in floa
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted
+
+from rbrepro.features.params import check_count, check_sigma
 
 BLOCK_ROWS = 16384
 
@@ -28,10 +28,8 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        if not isinstance(self.n_components, numbers.Integral) or self.n_components < 1:
-            raise ValueError(f"n_components (R) must be a positive integer, got {self.n_components!r}")
-        if not isinstance(self.sigma, numbers.Real) or not np.isfinite(self.sigma) or self.sigma <= 0:
-            raise ValueError(f"sigma must be a positive finite number, got {self.sigma!r}")
+        check_count("n_components (R)", self.n_components)
+        check_sigma(self.sigma)
         X = check_array(X, accept_sparse="csr", dtype=[np.float32, np.float64])
         self.n_features_in_ = X.shape[1]
         rng = np.random.default_rng(self.random_state)

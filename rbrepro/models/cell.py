@@ -19,7 +19,7 @@ from threadpoolctl import threadpool_limits
 from rbrepro import metrics
 from rbrepro.data.load import Dataset, validation_split
 from rbrepro.memory import PeakMemory
-from rbrepro.models.feature_ridge import DEFAULT_CENTER, DEFAULT_SOLVER, RandomFeatureRidge
+from rbrepro.models.feature_ridge import DEFAULT_SOLVER, RandomFeatureRidge
 from rbrepro.models.kernel_ridge import ExactKernelRidge, IndependentBlockRidge
 from rbrepro.models.l1_model import L1FeatureModel
 from rbrepro.provenance import provenance

@@ -53,6 +53,19 @@ def solve_memory(method: str, solver: str, D: int, C: int) -> float:
     return 8.0 * D * D * 2 + 8.0 * D * C
 
 
+def feature_cost(model) -> dict:
+    """D, nnz, kappa and the paper's memory model (stored entries per training point) of a
+    fitted model on random features (needs method, n_components, features_, n_columns_,
+    train_scores_)."""
+    n = model.train_scores_.shape[0]
+    if model.method == "rb":
+        f = model.features_
+        return {"D": f.n_bins_, "nnz": f.nnz_, "kappa": f.kappa_,
+                "memory_model_entries": model.n_components + f.n_bins_ / n}
+    return {"D": model.n_columns_, "nnz": n * model.n_columns_, "kappa": float("nan"),
+            "memory_model_entries": float(model.n_components)}
+
+
 class RandomFeatureRidge(BaseEstimator):
     """Kernel ridge approximated on random features of the Laplacian kernel.
 
@@ -143,14 +156,7 @@ class RandomFeatureRidge(BaseEstimator):
                            2, self.tol, self.center, 0).fit(small, np.arange(small.shape[0]) % 2)
 
     def cost(self) -> dict:
-        """D, nnz, kappa and the paper's memory model (stored entries per training point)."""
-        n = self.train_scores_.shape[0]
-        if self.method == "rb":
-            f = self.features_
-            return {"D": f.n_bins_, "nnz": f.nnz_, "kappa": f.kappa_,
-                    "memory_model_entries": self.n_components + f.n_bins_ / n}
-        return {"D": self.n_columns_, "nnz": n * self.n_columns_, "kappa": float("nan"),
-                "memory_model_entries": float(self.n_components)}
+        return feature_cost(self)
 
 
 class RandomBinningRidge(RandomFeatureRidge):

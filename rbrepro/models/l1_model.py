@@ -11,6 +11,7 @@ from rbrepro.features.random_binning import RandomBinningFeatures
 from rbrepro.features.random_fourier import RandomFourierFeatures
 from rbrepro.memory import check_memory
 from rbrepro.models import targets
+from rbrepro.models.feature_ridge import feature_cost
 from rbrepro.solvers.rcd import LOSSES, VARIANTS, l1_rcd, prepare
 
 METHODS = ("rb", "rf")
@@ -99,10 +100,4 @@ class L1FeatureModel(BaseEstimator):
                            self.variant, 0).fit(small, np.arange(small.shape[0]) % 2)
 
     def cost(self) -> dict:
-        n = self.train_scores_.shape[0]
-        if self.method == "rb":
-            f = self.features_
-            return {"D": f.n_bins_, "nnz": f.nnz_, "kappa": f.kappa_,
-                    "memory_model_entries": self.n_components + f.n_bins_ / n}
-        return {"D": self.n_columns_, "nnz": n * self.n_columns_, "kappa": float("nan"),
-                "memory_model_entries": float(self.n_components)}
+        return feature_cost(self)

@@ -7,8 +7,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from rbrepro.plots.common import (METRIC_LABEL, exact_reference, finish, higher_is_better, line_with_spread,
-                                  new_figure, problems_note, test_rows, empty_panel)
+from rbrepro.plots.common import (
+    METRIC_LABEL,
+    empty_panel,
+    exact_reference,
+    finish,
+    higher_is_better,
+    line_with_spread,
+    new_figure,
+    problems_note,
+    test_rows,
+)
 
 
 def plot_fig3(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:

@@ -6,8 +6,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from rbrepro.plots.common import (METRIC_LABEL, empty_panel, exact_reference, finish, line_with_spread, new_figure,
-                                  problems_note, test_rows)
+from rbrepro.plots.common import (
+    METRIC_LABEL,
+    empty_panel,
+    exact_reference,
+    finish,
+    line_with_spread,
+    new_figure,
+    problems_note,
+    test_rows,
+)
 
 
 def plot_fig4(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:

@@ -13,8 +13,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rbrepro.plots.common import (METHOD_STYLE, METRIC_LABEL, empty_panel, exact_reference, finish,
-                                  higher_is_better, ladder, line_with_spread, new_figure, problems_note, test_rows)
+from rbrepro.plots.common import (
+    METHOD_STYLE,
+    METRIC_LABEL,
+    empty_panel,
+    exact_reference,
+    finish,
+    higher_is_better,
+    ladder,
+    line_with_spread,
+    new_figure,
+    problems_note,
+    test_rows,
+)
 
 
 def _reached(rows: pd.DataFrame, target: float, better_high: bool) -> pd.DataFrame:

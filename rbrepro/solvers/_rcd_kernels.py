@@ -17,7 +17,6 @@ The plain-numpy reference (`reference.rcd_epoch`) runs the sequential steps in P
 
 import numba as nb
 import numpy as np
-from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 

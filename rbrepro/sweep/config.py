@@ -32,8 +32,8 @@ from pathlib import Path
 from rbrepro.data.registry import REGISTRY
 from rbrepro.data.user import load_datasets_file
 from rbrepro.models.cell import METHODS, CellParams
-from rbrepro.solvers.rcd import LOSSES, VARIANTS
 from rbrepro.solvers.cg import MAXIT, TOL
+from rbrepro.solvers.rcd import LOSSES, VARIANTS
 from rbrepro.yamlconf import ConfigError, Node, Reader, compose
 
 __all__ = ["ConfigError", "DatasetGrid", "SweepConfig", "load_config", "parse_config"]

@@ -1,0 +1,15 @@
+"""Validation of the parameters every feature map shares (at fit time, as scikit-learn does)."""
+
+import numbers
+
+import numpy as np
+
+
+def check_count(name: str, value) -> None:
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def check_sigma(value) -> None:
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not np.isfinite(value) or value <= 0:
+        raise ValueError(f"sigma must be a positive finite number, got {value!r}")
