@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 MIRROR ?= $(abspath ../shared/data/libsvm)
 DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 
-.PHONY: install demo test figures figures-mini bench bench-train bench-parse bench-rcd clean-results help
+.PHONY: install demo test soak figures figures-mini bench bench-train bench-parse bench-rcd clean-results help
 
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
@@ -15,6 +15,7 @@ help:
 	@echo "make figures      fetch, sweep and plot Figures 3-6 (make fig3 ... fig6 one at a time); uses the"
 	@echo "                  local mirror when MIRROR=$(MIRROR) exists, else the LIBSVM site"
 	@echo "make figures-mini the same with the small mini configs (a few minutes; part of CI)"
+	@echo "make soak         long fault-injection and property-test runs (not in CI)"
 	@echo "make bench        all benchmarks: bench-train (ijcnn1 train times), bench-parse (parser vs"
 	@echo "                  scikit-learn), bench-rcd (parallel RCD speedups, RB vs RF)"
 
@@ -50,6 +51,12 @@ figures-mini: $(STAMP)
 	  $(BIN)/rbrepro plot fig$$f results/fig$$f-mini --out figures/fig$$f-mini || exit 1; \
 	done
 	$(BIN)/python -m rbrepro.sweep.summary results/fig3-mini results/fig4-mini results/fig5-mini results/fig6-mini
+
+# Long variants of the fault and bad-input suites: 15 SIGKILLs of a sweep at random moments,
+# property tests with thousands of examples (not part of CI).
+soak: $(STAMP)
+	RBREPRO_SOAK=15 $(BIN)/python -m pytest -q tests/test_sweep.py tests/test_reliability.py \
+	  tests/test_fetch_faults.py tests/test_libsvm_parser.py -k "sigkill or property or fetch or rejects"
 
 bench: bench-train bench-parse bench-rcd
 

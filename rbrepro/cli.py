@@ -91,6 +91,9 @@ def _expected_message(exc: BaseException) -> str | None:
         return str(exc)
     if isinstance(exc, KeyError):
         return exc.args[0] if exc.args else str(exc)
+    if isinstance(exc, OSError):  # full disk, read-only folder, permissions: say which file and why
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        return f"{where}{exc.strerror or exc} (nothing written so far was lost: every write is atomic)"
     return None
 
 

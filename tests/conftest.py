@@ -12,6 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+# `make soak` sets RBREPRO_SOAK: property tests then try many more examples
+settings.register_profile("soak", max_examples=5000, deadline=None)
+if os.environ.get("RBREPRO_SOAK"):
+    settings.load_profile("soak")
 
 REPO = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("RBREPRO_TEST_MIRROR", REPO.parent / "shared" / "data" / "libsvm"))

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from rbrepro.data.load import load_dataset, validation_split
@@ -86,7 +87,9 @@ def test_sigkill_at_random_moments_then_resume_gives_the_uninterrupted_csv(tmp_p
     clean = pd.read_csv(tmp_path / "clean" / "results.csv")
     killed = tmp_path / "killed"
     kills = 0
-    for wait_cells in (3, 12, 25):
+    soak = int(os.environ.get("RBREPRO_SOAK", "0"))  # make soak: many more kills at random moments
+    rng = np.random.default_rng(soak)
+    for wait_cells in (3, 12, 25) if not soak else sorted(rng.integers(1, 39, size=soak)):
         proc = subprocess.Popen(_sweep_cmd(config, killed), start_new_session=True,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 120

@@ -29,7 +29,7 @@ from rbrepro.yamlconf import ConfigError, Reader, compose
 
 FORMATS = ("libsvm", "csv")
 SCALINGS = ("minmax", "published")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 
 def _location(text: str, base: Path) -> str:
@@ -39,7 +39,10 @@ def _location(text: str, base: Path) -> str:
 
 
 def _basename(location: str) -> str:
-    return location.rstrip("/").rsplit("/", 1)[-1] or "data"
+    """The file name a user's file is stored under: its last path component, made safe (it can
+    never be '.', '..' or contain a separator, so it cannot escape DATA_DIR/raw/user/<name>/)."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", location.rstrip("/").rsplit("/", 1)[-1])
+    return name if name.strip(".") else "data"
 
 
 def _guess_format(location: str) -> str:
@@ -70,7 +73,7 @@ def spec_from_path(path: str, test: str | None = None) -> DatasetSpec:
     stem = _basename(loc)
     for suffix in (".bz2", ".xz", ".gz", ".csv", ".txt", ".libsvm", ".svm"):
         stem = stem.removesuffix(suffix)
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", stem) or "data"
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", stem).lstrip("._-") or "data"
     return spec_from_files(name, loc, _location(test, Path.cwd()) if test else None)
 
 

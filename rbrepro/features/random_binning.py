@@ -106,6 +106,9 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
         X = self._check_X(X, reset=True)
         n, d = X.shape
         R = int(self.n_grids)
+        if n * R > np.iinfo(np.int32).max:  # D <= N R columns must fit int32 ids: refuse before allocating
+            raise MemoryError(f"N R = {n} x {R} = {n * R:,} may exceed the int32 column-id range (D <= N R); "
+                              "lower R")
         rng = np.random.default_rng(self.random_state)
         self.deltas_ = rng.gamma(shape=2.0, scale=1.0 / self.sigma, size=(R, d))
         self.offsets_ = rng.uniform(0.0, self.deltas_)

@@ -154,8 +154,10 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
     if "name" not in top:
         raise ConfigError(f"{file}:1: name: missing; give the sweep a name (it names the results folder)")
     name = top["name"].value
-    if not isinstance(name, str) or not name or not all(c.isalnum() or c in "-_." for c in name):
-        rd.fail(top["name"], "name", f"expected a name of letters, digits, '-', '_' or '.', got {name!r}")
+    if not isinstance(name, str) or not name or not name[0].isalnum() or len(name) > 100 \
+            or not all(c.isalnum() or c in "-_." for c in name):
+        rd.fail(top["name"], "name", f"expected a name of letters, digits, '-', '_' or '.' that starts with a "
+                                     f"letter or digit (it names a folder under results/), got {name!r}")
     figure = rd.choice(top["figure"], "figure", FIGURES) if "figure" in top else "none"
     methods = ("rb",)
     if "methods" in top:
