@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 MIRROR ?= $(abspath ../shared/data/libsvm)
 DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 
-.PHONY: install demo test soak figures figures-mini bench bench-train bench-parse bench-rcd clean-results help
+.PHONY: install demo test soak figures figures-mini bench bench-train bench-parse bench-rcd bench-pcg clean-results help
 
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
@@ -58,13 +58,16 @@ soak: $(STAMP)
 	RBREPRO_SOAK=15 $(BIN)/python -m pytest -q tests/test_sweep.py tests/test_reliability.py \
 	  tests/test_fetch_faults.py tests/test_libsvm_parser.py -k "sigkill or property or fetch or rejects"
 
-bench: bench-train bench-parse bench-rcd
+bench: bench-train bench-parse bench-rcd bench-pcg
 
 bench-train: $(STAMP)
 	$(DATA_ENV) $(BIN)/python bench/train_ijcnn1.py
 
 bench-rcd: $(STAMP)
 	$(DATA_ENV) $(BIN)/python bench/rcd_speedup.py
+
+bench-pcg: $(STAMP)
+	$(DATA_ENV) $(BIN)/python bench/pcg_vs_cg.py
 
 bench-parse: $(STAMP)
 	$(BIN)/python bench/parse_throughput.py 1000000

@@ -50,6 +50,7 @@ class FeatureMethod(str, Enum):
 class Solver(str, Enum):
     default = "default"
     cg = "cg"
+    pcg = "pcg"
     direct = "direct"
     rcd = "rcd"
 
@@ -262,8 +263,9 @@ def train(
     sigma: float = typer.Option(1.0, "--sigma", help="Inverse kernel width sigma (> 0)."),
     lam: Optional[float] = typer.Option(None, "--lam", help="Ridge lambda [default: the dataset's, usually 0.01]."),
     solver: Solver = typer.Option(Solver.default, "--solver",
-                                  help="default (rb, nystrom: cg; rf: direct; block, exact: Cholesky), cg, direct, "
-                                       "or rcd (L1-regularized coordinate descent; rb and rf)."),
+                                  help="default (rb, nystrom: cg; rf: direct; block, exact: Cholesky), cg, pcg "
+                                       "(CG with a Jacobi preconditioner), direct, or rcd (L1-regularized "
+                                       "coordinate descent; rb and rf)."),
     l1: Optional[float] = typer.Option(None, "--l1", help="rcd: the L1 weight lambda of F(w) [default: 1e-4]."),
     loss: Loss = typer.Option(Loss.squared_hinge, "--loss", help="rcd loss for classification (regression: square)."),
     epochs: int = typer.Option(20, "--epochs", min=0, help="rcd: passes over all coordinates."),
@@ -323,7 +325,7 @@ def train(
     unit = "%" if row["metric"] == "accuracy" else ""
     solver_text = (f"RCD {row['rcd_variant']} {row['rcd_epochs']} epochs, F={row['rcd_objective']:.5g}, "
                    f"nnz(w)={row['nnz_w']}" if rcd else
-                   f"{row['solver']}" + (f" {row['cg_iterations']} it" if row["solver"] == "cg" else ""))
+                   f"{row['solver']}" + (f" {row['cg_iterations']} it" if row["solver"] in ("cg", "pcg") else ""))
     kappa = f" kappa={row['kappa']:.2f}" if row["kappa"] == row["kappa"] else ""
     typer.echo(f"{data.name}: {method.value} R={R} sigma={sigma:g} {'l1' if rcd else 'lam'}={params.lam:g}: test "
                f"{row['metric']} {row['test_metric']:.4g}{unit} (train {row['train_metric']:.4g}{unit}); "

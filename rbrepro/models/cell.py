@@ -27,7 +27,7 @@ from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.solvers.rcd import LOSSES, VARIANTS
 
 METHODS = ("rb", "rf", "nystrom", "block", "exact")
-SOLVERS = ("default", "cg", "direct", "rcd")
+SOLVERS = ("default", "cg", "pcg", "direct", "rcd")
 
 
 def default_solver(method: str) -> str:
@@ -41,7 +41,7 @@ class CellParams:
     sigma: float = 1.0
     R: int = 256                # grids (rb), features (rf), landmarks (nystrom), leaf size (block); unused by exact
     lam: float = 0.01           # ridge lambda (CG / direct / Cholesky) or the L1 weight (rcd)
-    solver: str = "default"     # default | cg | direct | rcd
+    solver: str = "default"     # default | cg | pcg | direct | rcd
     maxit: int = MAXIT
     tol: float = TOL
     center: bool | None = None  # None: the method's default (RB no; the others yes)
@@ -127,7 +127,7 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None) -
         "n_train": data.X_train.shape[0],
         "n_test": data.X_test.shape[0],
         **cost,
-        "cg_iterations": getattr(model, "cg_iterations_", 0) if not rcd else 0,
+        "cg_iterations": getattr(model, "cg_iterations_", 0) if not rcd else 0,  # CG or PCG
         "cg_residual": getattr(model, "cg_residual_", float("nan")) if not rcd else float("nan"),
         "rcd_epochs": model.rcd_epochs_ if rcd else 0,
         "rcd_objective": model.objective_ if rcd else float("nan"),

@@ -26,7 +26,7 @@ from rbrepro.solvers.direct import DenseOperator, ridge_direct
 FEATURES = {"rb": RandomBinningFeatures, "rf": RandomFourierFeatures, "nystrom": NystromFeatures}
 DEFAULT_SOLVER = {"rb": "cg", "rf": "direct", "nystrom": "cg"}
 DEFAULT_CENTER = {"rb": False, "rf": True, "nystrom": True}
-SOLVERS = ("cg", "direct")
+SOLVERS = ("cg", "pcg", "direct")
 TASKS = ("regression", "classification")
 
 
@@ -46,8 +46,8 @@ def featurize_memory(method: str, n: int, d: int, R: int) -> float:
 
 
 def solve_memory(method: str, solver: str, D: int, C: int) -> float:
-    if solver == "cg":
-        return 8.0 * D * C * 6
+    if solver in ("cg", "pcg"):
+        return 8.0 * D * C * 7
     if method == "rb":
         return 8.0 * D * D  # a dense-equivalent bound: sparse LU fill-in is not predictable
     return 8.0 * D * D * 2 + 8.0 * D * C
@@ -71,7 +71,7 @@ class RandomFeatureRidge(BaseEstimator):
 
     Parameters: method ("rb", "rf", "nystrom"), n_components (R), sigma, lam, task
     ("regression" or "classification"), solver ("cg", "direct" or None for the method's
-    default), maxit, tol (CG), center (None: the method's default), random_state,
+    default; "pcg" is CG with the Jacobi preconditioner diag(Z^T Z) + lam), maxit, tol (CG), center (None: the method's default), random_state,
     memory_limit_gb (None: $RBREPRO_MEMORY_LIMIT_GB or 60 % of RAM).
 
     Fitted: features_, coef_ (D x C), classes_, y_mean_, solver_, center_, cg_iterations_,
@@ -122,8 +122,9 @@ class RandomFeatureRidge(BaseEstimator):
         check_memory(f"the {self.solver_} solve for D = {self.n_columns_}",
                      solve_memory(self.method, self.solver_, self.n_columns_, Y.shape[1]), self.memory_limit_gb)
         operator = Z if self.method == "rb" else DenseOperator(Z)
-        if self.solver_ == "cg":
-            result = ridge_cg(operator, Y - self.y_mean_, self.lam, self.maxit, self.tol)
+        if self.solver_ in ("cg", "pcg"):
+            result = ridge_cg(operator, Y - self.y_mean_, self.lam, self.maxit, self.tol,
+                              jacobi=self.solver_ == "pcg")
             self.coef_, self.cg_iterations_ = result.coef, result.iterations
             self.cg_residual_ = float(result.relative_residual.max())
         else:

@@ -39,7 +39,7 @@ from rbrepro.yamlconf import ConfigError, Node, Reader, compose
 __all__ = ["ConfigError", "DatasetGrid", "SweepConfig", "load_config", "parse_config"]
 
 FIGURES = ("fig3", "fig4", "fig5", "fig6", "none")
-SOLVERS = ("default", "cg", "direct", "rcd")
+SOLVERS = ("default", "cg", "pcg", "direct", "rcd")
 MAX_CELLS = 1_000_000
 
 
