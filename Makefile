@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 MIRROR ?= $(abspath ../shared/data/libsvm)
 DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 
-.PHONY: install demo test soak figures figures-mini bench bench-train bench-parse bench-rcd bench-pcg clean-results help
+.PHONY: install demo test soak figures figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
 
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
@@ -58,19 +58,31 @@ soak: $(STAMP)
 	RBREPRO_SOAK=15 $(BIN)/python -m pytest -q tests/test_sweep.py tests/test_reliability.py \
 	  tests/test_fetch_faults.py tests/test_libsvm_parser.py -k "sigkill or property or fetch or rejects"
 
-bench: bench-train bench-parse bench-rcd bench-pcg
+# Benchmarks print each figure beside a baseline measured in the same run and append them,
+# with provenance, to results/bench.csv.
+bench: bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth
 
 bench-train: $(STAMP)
-	$(DATA_ENV) $(BIN)/python bench/train_ijcnn1.py
+	$(DATA_ENV) $(BIN)/python -m bench.train_ijcnn1
 
 bench-rcd: $(STAMP)
-	$(DATA_ENV) $(BIN)/python bench/rcd_speedup.py
+	$(DATA_ENV) $(BIN)/python -m bench.rcd_speedup
 
 bench-pcg: $(STAMP)
-	$(DATA_ENV) $(BIN)/python bench/pcg_vs_cg.py
+	$(DATA_ENV) $(BIN)/python -m bench.pcg_vs_cg
+
+bench-equal-r: $(STAMP)
+	$(DATA_ENV) $(BIN)/python -m bench.equal_r
+
+bench-tta: $(STAMP)
+	$(DATA_ENV) $(BIN)/python -m bench.time_to_accuracy ijcnn1 cadata mnist
+
+bench-growth: $(STAMP)
+	$(BIN)/python -m bench.growth
+	$(BIN)/python -m bench.growth --targets
 
 bench-parse: $(STAMP)
-	$(BIN)/python bench/parse_throughput.py 1000000
+	$(BIN)/python -m bench.parse_throughput 1000000
 
 clean-results:
 	rm -rf results/quick results/*-mini figures/quick-fig3.* figures/*-mini.*

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.datasets import load_svmlight_file
 
+from bench.record import record
 from rbrepro.data.libsvm import parse_libsvm
 
 REPEATS = 3
@@ -56,6 +57,7 @@ def main():
         print(f"rbrepro parse_libsvm       : {ours_s:6.2f} s  {mb / ours_s:7.1f} MB/s  {lines / ours_s / 1e6:5.2f} M rows/s")
         print(f"sklearn load_svmlight_file : {ref_s:6.2f} s  {mb / ref_s:7.1f} MB/s  {lines / ref_s / 1e6:5.2f} M rows/s")
         print(f"ratio (sklearn time / rbrepro time): x{ref_s / ours_s:.2f}")
+        record("parse", f"parse {lines} SUSY-shaped lines ({mb:.0f} MB)", ours_s, ref_s, "sklearn load_svmlight_file")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from bench.record import record
 from rbrepro.data.load import load_dataset
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.solvers.cg import ridge_cg
@@ -33,6 +34,8 @@ def main():
                 res = ridge_cg(Z, y, lam, 5000, tol, jacobi=jacobi)
                 out[jacobi] = (res.iterations, time.perf_counter() - t0, res.converged)
             (ic, tc, _), (ip, tp, conv) = out[False], out[True]
+            record("pcg", f"{name} RB R={R} Jacobi PCG to residual {tol:g}", tp, tc, "plain CG",
+                   note=f"iterations {ip} vs {ic}")
             print(f"  tol {tol:g}: CG {ic} it {tc:.2f} s | Jacobi PCG {ip} it {tp:.2f} s{'' if conv else ' (cap)'}"
                   f" | ratio (CG/PCG) time x{tc / tp:.2f}")
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from bench.record import record
 from rbrepro.data.load import load_dataset
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.features.random_fourier import RandomFourierFeatures
@@ -61,6 +62,8 @@ def main():
                     continue
                 print(f"  {threads} threads {variant:5s}: {tt:7.3f} s ({rt.epochs} epochs, damping "
                       f"{rt.damping:.3g}) -> speedup x{t1 / tt:.2f}")
+                record("threads", f"ijcnn1 {name} RCD time to objective, {threads} threads {variant}", tt, t1,
+                       "1 thread", note=f"D={Z.shape[1]}, damping {rt.damping:.3g}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import time
 
 import numba
 
+from bench.record import record
 from rbrepro.data.load import load_dataset
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.models.cell import CellParams, run_cell
@@ -39,6 +40,8 @@ def main():
         row = min(rows, key=lambda r: r["train_s"])
         print(f"{R:>5} {row['train_s']:8.3f} {row['featurize_s']:11.3f} {row['solve_s']:8.3f} {row['cg_iterations']:5d} "
               f"{row['test_metric']:10.3f} {row['D']:9d}")
+        record("train_ijcnn1", f"ijcnn1 RB R={R} train_s", row["train_s"], 1.5 if R == 256 else None,
+               "target (issue 6)" if R == 256 else "", note=f"test {row['test_metric']:.3f}%, D={row['D']}")
     print("\nthreads: 1 thread (baseline) vs all threads, best of", REPEATS)
     y = data.y_train.reshape(-1, 1)
     for R in (256, 1024):
@@ -52,8 +55,8 @@ def main():
             solve, _ = best_of(lambda: ridge_cg(Z, y, 0.01, 50, 1e-3))
             results[threads] = (feat, solve)
         (f1, s1), (fn, sn) = results[1], results[cores]
-        print(f"R={R:<5} featurize {f1:.3f} s -> {fn:.3f} s (x{f1 / fn:.2f});  CG solve {s1:.3f} s -> {sn:.3f} s "
-              f"(x{s1 / sn:.2f})")
+        record("threads", f"ijcnn1 RB R={R} featurize, {cores} threads", fn, f1, "1 thread")
+        record("threads", f"ijcnn1 RB R={R} CG solve, {cores} threads", sn, s1, "1 thread")
     numba.set_num_threads(cores)
 
 

@@ -90,47 +90,67 @@ def _slot(key, mask):
 
 
 @nb.njit(parallel=True, cache=True)
-def assign_columns(keys, ids, uniq, n_bins, max_count):
+def assign_columns(keys, ids, n_bins, max_count, n_chunks):
     """Number each grid's distinct keys 0, 1, ... in order of first appearance.
 
-    keys: grids x rows. Writes ids (grids x rows, local column ids), uniq[k, :n_bins[k]]
-    (the distinct keys in id order), n_bins[k] and max_count[k] (largest bin's count,
-    for kappa). Grids are independent, so they run in parallel.
+    keys: grids x rows. Writes ids (grids x rows, local column ids), n_bins[k], max_count[k]
+    (largest bin's count, for kappa), and overwrites keys[k, :n_bins[k]] with the distinct
+    keys in id order (safe in place: the c-th distinct key is first seen at a row >= c).
+    Grids run in parallel in n_chunks contiguous chunks (one per thread); each chunk reuses
+    one hash table, whose slots are marked with the grid that filled them (no clearing
+    between grids, no allocation per grid).
     """
     n_grids, n = keys.shape
     cap = 1
     while cap < 2 * n:
         cap *= 2
     mask = cap - 1
-    for k in nb.prange(n_grids):
-        table_keys = np.empty(cap, np.uint64)
-        table_ids = np.full(cap, _EMPTY, np.int32)
-        counts = np.zeros(n, np.int64)
-        n_seen = 0
-        for i in range(n):
-            key = keys[k, i]
-            s = _slot(key, mask)
-            while True:
-                c = table_ids[s]
-                if c == _EMPTY:
-                    table_ids[s] = n_seen
-                    table_keys[s] = key
-                    uniq[k, n_seen] = key
-                    counts[n_seen] = 1
-                    ids[k, i] = n_seen
-                    n_seen += 1
-                    break
-                if table_keys[s] == key:
-                    ids[k, i] = c
-                    counts[c] += 1
-                    break
-                s = (s + 1) & mask
-        n_bins[k] = n_seen
-        best = 0
-        for c in range(n_seen):
-            if counts[c] > best:
-                best = counts[c]
-        max_count[k] = best
+    n_chunks = max(1, min(n_chunks, n_grids))
+    size = (n_grids + n_chunks - 1) // n_chunks
+    table_keys = np.empty((n_chunks, cap), np.uint64)
+    table_ids = np.empty((n_chunks, cap), np.int32)
+    table_grid = np.full((n_chunks, cap), -1, np.int64)
+    counts_all = np.zeros((n_chunks, n), np.int64)
+    for t in nb.prange(n_chunks):
+        tk = table_keys[t]
+        ti = table_ids[t]
+        tg = table_grid[t]
+        counts = counts_all[t]
+        for k in range(t * size, min(n_grids, (t + 1) * size)):
+            _assign_grid(keys, ids, n_bins, max_count, k, tk, ti, tg, counts, mask)
+
+
+@nb.njit(cache=True)
+def _assign_grid(keys, ids, n_bins, max_count, k, tk, ti, tg, counts, mask):
+    """One grid of assign_columns, in the chunk's reused table."""
+    n = keys.shape[1]
+    n_seen = 0
+    for i in range(n):
+        key = keys[k, i]
+        s = _slot(key, mask)
+        while True:
+            if tg[s] != k:
+                tg[s] = k
+                ti[s] = n_seen
+                tk[s] = key
+                keys[k, n_seen] = key
+                counts[n_seen] = 1
+                ids[k, i] = n_seen
+                n_seen += 1
+                break
+            if tk[s] == key:
+                c = ti[s]
+                ids[k, i] = c
+                counts[c] += 1
+                break
+            s = (s + 1) & mask
+    n_bins[k] = n_seen
+    best = 0
+    for c in range(n_seen):
+        if counts[c] > best:
+            best = counts[c]
+        counts[c] = 0
+    max_count[k] = best
 
 
 @nb.njit(parallel=True, cache=True)

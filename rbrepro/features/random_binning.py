@@ -125,12 +125,12 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
         col_offsets = np.zeros(R + 1, dtype=np.int64)
         for lo, hi in _grid_batches(R, n):
             keys = self._keys(X, lo, hi)
-            uniq = np.empty_like(keys)
-            kernels.assign_columns(keys, ids[lo:hi], uniq, n_bins[lo:hi], max_count[lo:hi])
+            kernels.assign_columns(keys, ids[lo:hi], n_bins[lo:hi], max_count[lo:hi],  # distinct keys -> keys
+                                   numba.get_num_threads())
             col_offsets[lo + 1:hi + 1] = col_offsets[lo] + np.cumsum(n_bins[lo:hi])
             kernels.add_grid_offsets(ids[lo:hi], lo, col_offsets)
-            uniq_parts.extend(uniq[k, : n_bins[lo + k]].copy() for k in range(hi - lo))
-            del keys, uniq
+            uniq_parts.extend(keys[k, : n_bins[lo + k]].copy() for k in range(hi - lo))
+            del keys
         if col_offsets[-1] > np.iinfo(np.int32).max:
             raise MemoryError(f"D = {col_offsets[-1]} columns exceeds the int32 column-id range; lower R or sigma")
 

@@ -1,0 +1,55 @@
+"""Benchmark: costs at equal R on the same data, same process.
+
+- RB featurize vs RF featurize (RF: one float32 BLAS product plus a cosine);
+- the CG mat-vec pair Z^T (Z p) on RB's compact layout vs scipy.sparse CSR of the same Z.
+Usage: RBREPRO_MIRROR=../shared/data/libsvm python -m bench.equal_r
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from bench.record import record
+from rbrepro.data.load import load_dataset
+from rbrepro.features import RandomBinningFeatures
+from rbrepro.features.random_fourier import RandomFourierFeatures
+
+
+def best_of(fn, repeats=3):
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main():
+    for name, sigma in (("ijcnn1", 1.58), ("mnist", 1.58)):
+        data = load_dataset(name)
+        X = data.X_train
+        RandomBinningFeatures(2, sigma, 0).warm_up(X)
+        for R in (256, 1024):
+            rb = RandomBinningFeatures(R, sigma, random_state=0)
+            rf = RandomFourierFeatures(R, sigma, random_state=0).fit(X)
+            t_rb = best_of(lambda: rb.fit_transform_binned(X))
+            t_rf = best_of(lambda: rf.transform(X))
+            record("equal_r", f"{name} featurize R={R}: RB", t_rb, t_rf, "RF featurize (BLAS)",
+                   note=f"N={X.shape[0]}, d={X.shape[1]}, D_RB={rb.n_bins_}")
+    data = load_dataset("ijcnn1")
+    for R in (256, 1024):
+        Z = RandomBinningFeatures(R, 1.58, random_state=0).fit_transform_binned(data.X_train)
+        p = np.random.default_rng(0).random(Z.n_columns)
+        Z.rmatvec(Z.matvec(p))
+        csr = Z.to_csr()
+        csr_t = csr.T.tocsr()
+        t_ours = best_of(lambda: Z.rmatvec(Z.matvec(p)), 10)
+        t_csr = best_of(lambda: csr_t @ (csr @ p), 10)
+        record("equal_r", f"ijcnn1 Z^T(Z p) R={R}: compact layout", t_ours, t_csr, "scipy CSR",
+               note=f"D={Z.n_columns}, nnz={Z.nnz}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+"""Benchmark bookkeeping: print a figure beside its same-run baseline and their ratio, and
+append it with provenance to results/bench.csv (one row per figure)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import time
+from pathlib import Path
+
+import numba
+
+from rbrepro.provenance import provenance
+
+CSV = Path(os.environ.get("RBREPRO_BENCH_CSV", "results/bench.csv"))
+FIELDS = ["when", "bench", "figure", "value", "baseline", "baseline_name", "ratio", "unit", "note", "threads",
+          "rbrepro_version", "git_commit", "git_dirty", "numpy", "numba", "blas", "cpu", "host"]
+
+
+def record(bench: str, figure: str, value: float, baseline: float | None = None, baseline_name: str = "",
+           unit: str = "s", note: str = "") -> None:
+    """Print and append one benchmark figure; ratio = baseline / value (> 1: we are faster)."""
+    ratio = (baseline / value) if baseline and value and value == value and baseline == baseline else float("nan")
+    text = f"{figure}: {value:.4g} {unit}"
+    if baseline is not None:
+        text += f" | {baseline_name}: {baseline:.4g} {unit} | ratio x{ratio:.2f}"
+    print(text + (f"  ({note})" if note else ""), flush=True)
+    prov = provenance()
+    row = {"when": time.strftime("%Y-%m-%dT%H:%M:%S"), "bench": bench, "figure": figure, "value": value,
+           "baseline": baseline if baseline is not None else "", "baseline_name": baseline_name, "ratio": ratio,
+           "unit": unit, "note": note, "threads": numba.get_num_threads(),
+           **{k: prov.get(k, "") for k in FIELDS if k in prov}}
+    CSV.parent.mkdir(parents=True, exist_ok=True)
+    new = not CSV.exists()
+    with open(CSV, "a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=FIELDS)
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
