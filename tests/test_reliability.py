@@ -16,7 +16,6 @@ from sklearn.datasets import load_svmlight_file
 from typer.testing import CliRunner
 
 from rbrepro.cli import app
-from rbrepro.data import fetch as fetch_mod
 from rbrepro.data import libsvm
 from rbrepro.data.libsvm import ParseError, parse_libsvm
 from rbrepro.data.load import load_dataset, load_parsed

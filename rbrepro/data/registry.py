@@ -43,10 +43,6 @@ class DatasetSpec:
     def files(self) -> list[DataFile]:
         return [f for f in (self.train, self.test, self.val) if f is not None]
 
-    @property
-    def is_classification(self) -> bool:
-        return self.task != "regression"
-
 
 def _f(path: str, rows: int) -> DataFile:
     return DataFile(path, rows=rows)
