@@ -30,11 +30,21 @@ def test_good_config_resolves_defaults_from_registry():
     assert cfg.maxit == 50 and cfg.tol == 1e-3
 
 
+def test_per_dataset_seeds_override_the_config_seeds():
+    cfg = parse_config(GOOD.replace("    lam: 0.1", "    lam: 0.1\n    seeds: [7]"), "t.yaml")
+    seeds = {(c.dataset, c.seed) for c in cfg.cells()}
+    assert seeds == {("cadata", 0), ("cadata", 1), ("ijcnn1", 7)}
+    assert cfg.to_dict()["datasets"]["ijcnn1"]["seeds"] == [7]
+    assert parse_config(cfg_text := GOOD.replace("seeds: [0, 1]", "seeds: [0, 1]\nsigma_selection: test"),
+                        "t.yaml").selection_cells()[0].seed == 0 and cfg_text
+
+
 @pytest.mark.parametrize("text, expected", [
     (GOOD.replace("seeds:", "seedz:"), "t.yaml:2: seedz: unknown key"),
     (GOOD.replace("R: [8, 16]", "R: many"), "t.yaml:8: datasets.ijcnn1.R[0]: expected a positive integer, got 'many'"),
     (GOOD.replace("R: [8, 16]", "R: [8, -16]"), "t.yaml:8: datasets.ijcnn1.R[1]: expected a positive integer"),
     (GOOD.replace("lam: 0.1", "lam: -1"), "t.yaml:9: datasets.ijcnn1.lam: expected a non-negative number"),
+    (GOOD.replace("lam: 0.1", "seeds: [-1]"), "t.yaml:9: datasets.ijcnn1.seeds[0]: expected a non-negative integer"),
     (GOOD.replace("  cadata: {}", "  cadatta: {}"), "t.yaml:6: datasets.cadatta: unknown key; allowed here:"),
     (GOOD.replace("  sigma: [0.1, 1]", "  sigma: [0.1, .nan]"), "t.yaml:4: defaults.sigma[1]: expected a positive number"),
     (GOOD.replace("name: t", "name: ../escape"), "t.yaml:1: name: expected a name"),

@@ -67,3 +67,19 @@ def test_rb_ridge_binary_and_regression_targets():
     assert np.mean(clf.predict(X[500:]) == y_bin[500:]) > 0.9
     with pytest.raises(ValueError):
         RandomBinningRidge(task="ranking").fit(X, y_reg)
+
+
+@pytest.mark.parametrize("method", ["rb", "rf", "nystrom"])
+def test_prediction_in_row_blocks_equals_one_block(method, monkeypatch):
+    """Large test sets are featurized in row blocks; the scores must not depend on the block size."""
+    import rbrepro.models.feature_ridge as feature_ridge
+    from rbrepro.models import RandomFeatureRidge
+
+    rng = np.random.default_rng(0)
+    X = rng.random((2000, 5))
+    model = RandomFeatureRidge(method, 64, 1.0, 0.01, task="classification", random_state=0).fit(X, X[:, 0] > 0.5)
+    whole = model.decision_function(X)
+    monkeypatch.setattr(feature_ridge, "PREDICT_BLOCK_ENTRIES", 64 * 300)  # 7 blocks, the last one short
+    tol = 1e-5 if method == "rf" else 1e-12  # RF features are float32 sgemm, whose sums depend on the shape
+    np.testing.assert_allclose(model.decision_function(X), whole, rtol=0, atol=tol)
+    np.testing.assert_allclose(model.decision_function(sp.csr_matrix(X)), whole, rtol=0, atol=tol)

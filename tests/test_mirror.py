@@ -53,3 +53,13 @@ def test_cod_rna_training_file_and_the_missing_test_file(real_mirror, tmp_path):
 
     with pytest.raises(FetchError, match="cod-rna.t: not in this mirror"):
         load_dataset("cod_rna", tmp_path, real_mirror, progress=False)
+
+
+def test_cod_rna_split_stands_in_with_a_seeded_split(real_mirror, tmp_path):
+    """The stand-in for Fig. 6: the training file split 80/20 with a fixed seed, the same every time."""
+    first = load_dataset("cod_rna_split", tmp_path, real_mirror, progress=False)
+    assert first.X_train.shape == (47628, 8) and first.X_test.shape == (11907, 8)
+    again = load_dataset("cod_rna_split", tmp_path, real_mirror, progress=False)
+    np.testing.assert_array_equal(first.y_test, again.y_test)
+    np.testing.assert_array_equal(first.X_train, again.X_train)
+    assert set(np.unique(first.y_test)) == {-1, 1}

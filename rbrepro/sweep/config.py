@@ -20,7 +20,8 @@ Schema (all keys but `name` and `datasets` optional)::
     dataset_files: [my-datasets.yaml]   # your own datasets (see rbrepro.data.user), relative to this file
     datasets:
       ijcnn1: {R: 17}          # R and lam default to the registry's per-dataset values; also
-                               # exact_sigma (sigma grid of the exact kernel), select_R, targets (Fig. 5)
+                               # exact_sigma (sigma grid of the exact kernel), select_R, targets (Fig. 5),
+                               # methods and seeds (subsets for this dataset)
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class DatasetGrid:
     select_R: int = 0                     # R at which sigma is selected (sigma_selection != grid)
     targets: tuple[float, ...] = ()       # Fig. 5: target performances
     methods: tuple[str, ...] = ()         # a subset of the config's methods for this dataset (default: all)
+    seeds: tuple[int, ...] = ()           # this dataset's seeds (default: the config's), e.g. fewer where cells are dear
 
     def sigmas_for(self, method: str) -> tuple[float, ...]:
         return self.exact_sigma if method == "exact" and self.exact_sigma else self.sigma
@@ -102,7 +104,8 @@ class SweepConfig:
                     sigmas = (chosen_sigma[(grid.name, method)],)
                 else:
                     continue
-                seeds = self.seeds[:1] if method == "exact" else self.seeds  # exact: no randomness
+                seeds = grid.seeds or self.seeds
+                seeds = seeds[:1] if method == "exact" else seeds  # exact: no randomness
                 for sigma, R, seed, threads in itertools.product(sigmas, Rs, seeds, self.threads):
                     for variant in self._variants(threads):
                         out.append(self._cell(grid, method, sigma, R, seed, threads, variant))
@@ -119,7 +122,7 @@ class SweepConfig:
             for method in grid.methods or self.methods:
                 R = 0 if method == "exact" else grid.select_R
                 for sigma in grid.sigmas_for(method):
-                    out.append(self._cell(grid, method, sigma, R, self.seeds[0], self.threads[0],
+                    out.append(self._cell(grid, method, sigma, R, (grid.seeds or self.seeds)[0], self.threads[0],
                                           self.variants[0], evaluate_on=on))
         return out
 
@@ -136,14 +139,15 @@ class SweepConfig:
                                   **({"exact_sigma": list(g.exact_sigma)} if g.exact_sigma else {}),
                                   **({"select_R": g.select_R} if self.sigma_selection != "grid" else {}),
                                   **({"targets": list(g.targets)} if g.targets else {}),
-                                  **({"methods": list(g.methods)} if g.methods else {})}
+                                  **({"methods": list(g.methods)} if g.methods else {}),
+                                  **({"seeds": list(g.seeds)} if g.seeds else {})}
                          for g in self.datasets},
         }
 
 
 TOP_KEYS = ("name", "figure", "description", "methods", "seeds", "threads", "center", "solver", "defaults",
             "dataset_files", "datasets", "exclusive", "sigma_selection")
-GRID_KEYS = ("sigma", "R", "lam", "exact_sigma", "select_R", "targets", "methods")
+GRID_KEYS = ("sigma", "R", "lam", "exact_sigma", "select_R", "targets", "methods", "seeds")
 SELECTIONS = ("grid", "validation", "test")
 
 
@@ -242,8 +246,11 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
             node = own["methods"]
             items = node.value if isinstance(node.value, list) else [node]
             own_methods = tuple(rd.choice(n, f"{path}.methods[{i}]", methods) for i, n in enumerate(items))
-        grids.append(DatasetGrid(dname, sigma, R, lam, exact_sigma, select_R, targets, own_methods))
-        n_cells += (len(sigma) + len(exact_sigma)) * len(R) * len(seeds) * len(methods) * len(threads) * len(variants)
+        node, where = pick("seeds")
+        own_seeds = rd.number_list(node, where, integer=True, allow_zero=True) if node is not None else ()
+        grids.append(DatasetGrid(dname, sigma, R, lam, exact_sigma, select_R, targets, own_methods, own_seeds))
+        n_cells += ((len(sigma) + len(exact_sigma)) * len(R) * len(own_seeds or seeds) * len(methods) * len(threads)
+                    * len(variants))
     if n_cells > MAX_CELLS:
         raise ConfigError(f"{file}: the grid has {n_cells} cells, more than the {MAX_CELLS} allowed")
     return SweepConfig(name=name, figure=figure, methods=methods, seeds=seeds, threads=threads, center=center,
