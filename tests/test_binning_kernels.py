@@ -20,7 +20,7 @@ def X():
 
 def test_keys_and_column_ids_match_reference(X):
     rb, Z = _fit(X)
-    keys = ref.bin_keys(X, rb.offsets_, 1.0 / rb.deltas_, rb._bases)
+    keys = ref.bin_keys(X, rb.offsets_, 1.0 / rb.deltas_, rb._multipliers)
     local, n_bins = ref.column_ids(keys)
     np.testing.assert_array_equal(n_bins, rb.bins_per_grid_)
     np.testing.assert_array_equal(Z.ids, local + rb.column_offsets_[:-1, None])
@@ -119,3 +119,16 @@ def test_nan_input_is_rejected():
     X[1, 1] = np.nan
     with pytest.raises(ValueError):
         RandomBinningFeatures(n_grids=2).fit(X)
+
+
+def test_hash_tables_grow_past_their_first_size():
+    """Thousands of distinct bins per grid: the tables start at 4,096 slots and must double
+    (re-inserting what they hold) without losing or merging a bin."""
+    X = np.random.default_rng(5).random((9000, 3))
+    rb, Z = _fit(X, R=4, sigma=300.0)
+    keys = ref.bin_keys(X, rb.offsets_, 1.0 / rb.deltas_, rb._multipliers)
+    local, n_bins = ref.column_ids(keys)
+    assert n_bins.min() > 3 * 4096 // 2  # several doublings
+    np.testing.assert_array_equal(n_bins, rb.bins_per_grid_)
+    np.testing.assert_array_equal(Z.ids, local + rb.column_offsets_[:-1, None])
+    np.testing.assert_array_equal(rb.transform_binned(X).ids, Z.ids)

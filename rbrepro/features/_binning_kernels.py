@@ -1,15 +1,22 @@
 """numba kernels for Random Binning (paper Alg. 1).
 
 A point's bin in grid r is the integer vector b_j = floor((x_j - u_rj) * (1/delta_rj)).
-The vector is reduced to one 64-bit key, a sum (mod 2^64) of per-feature mixes
+The vector is reduced to one 64-bit key, a linear hash with fixed odd per-feature
+multipliers a_j (mod 2^64)
 
-    key = sum_j mix(base_j + b_j)
+    key = sum_j a_j b_j
 
-so that a sparse row costs nnz operations instead of d: the key of a row equals the
-key of the all-zero row plus, for each stored entry, the change of that feature's
-term (see `keys_csr`). Keys are mapped to consecutive column ids per grid with an
-open-addressing hash table. Two different bin vectors share a key with probability
-about 2^-64 per pair; a collision would merge two bins of one grid.
+For a fixed pair of different bin vectors, a random choice of the a_j makes them share a
+key with probability about 2^-64 (times 2^v when every difference is divisible by 2^v);
+a collision would merge two bins of one grid. Being linear, the key of a sparse row is
+the key of the all-zero row plus, for each stored entry, a_j (b_j(x) - b_j(0)), so a CSR
+row costs nnz operations instead of d (see `keys_csr`).
+
+Layout for speed: the grid parameters are stored feature-major (d x grids), so for one
+row and one feature the loop over grids reads contiguous memory and compiles to SIMD
+(floor, float->int64 conversion and 64-bit multiply are vector instructions on AVX-512).
+Keys are then numbered per grid with an open-addressing hash table that starts small
+(fits in L1/L2 for the usual few thousand bins per grid) and doubles when half full.
 
 Plain-numpy references of every kernel live in `reference.py`; tests compare them.
 """
@@ -18,75 +25,73 @@ import numba as nb
 import numpy as np
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_S30 = np.uint64(30)
-_S27 = np.uint64(27)
-_S31 = np.uint64(31)
 _S32 = np.uint64(32)
 _EMPTY = np.int32(-1)
+_FIRST_TABLE = 4096  # slots of a grid's first hash table in assign_columns
 
 
 @nb.njit(cache=True, inline="always")
-def mix64(z):
-    """splitmix64 finalizer: a bijective, well-mixed map of uint64."""
-    z = z + _GOLDEN
-    z = (z ^ (z >> _S30)) * _M1
-    z = (z ^ (z >> _S27)) * _M2
-    return z ^ (z >> _S31)
-
-
-@nb.njit(cache=True, inline="always")
-def bin_term(x, u, inv_delta, base):
-    b = np.int64(np.floor((x - u) * inv_delta))
-    return mix64(base + np.uint64(b))
+def bin_term(x, u, inv_delta, a):
+    """a_j b_j (mod 2^64) for one feature of one grid."""
+    return np.uint64(np.int64(np.floor((x - u) * inv_delta))) * a
 
 
 @nb.njit(parallel=True, cache=True)
-def keys_dense(X, u, inv_delta, base, out):
-    """Keys of every row of dense X for the grids u.shape[0] (out: grids x rows)."""
-    n_grids, d = u.shape
+def keys_dense(X, uT, invT, mult, n_chunks, out):
+    """Keys of every row of dense X for the grids of uT (d x grids); out: grids x rows."""
+    d, n_grids = uT.shape
     n = X.shape[0]
-    for i in nb.prange(n):
-        for k in range(n_grids):
-            h = np.uint64(0)
+    size = (n + n_chunks - 1) // n_chunks
+    for c in nb.prange(n_chunks):
+        h = np.empty(n_grids, np.uint64)
+        for i in range(c * size, min(n, (c + 1) * size)):
+            h[:] = 0
             for j in range(d):
-                h += bin_term(np.float64(X[i, j]), u[k, j], inv_delta[k, j], base[j])
-            out[k, i] = h
+                x = np.float64(X[i, j])
+                a = mult[j]
+                for k in range(n_grids):
+                    h[k] += bin_term(x, uT[j, k], invT[j, k], a)
+            for k in range(n_grids):
+                out[k, i] = h[k]
 
 
 @nb.njit(parallel=True, cache=True)
-def zero_row_terms(u, inv_delta, base, zero_terms, zero_keys):
-    """Per grid: the term of each feature at x_j = 0, and the key of the all-zero row."""
-    n_grids, d = u.shape
+def zero_row_terms(uT, invT, mult, zero_termsT, zero_keys):
+    """Per grid: the term of each feature at x_j = 0 (d x grids), and the all-zero row's key."""
+    d, n_grids = uT.shape
     for k in nb.prange(n_grids):
         h = np.uint64(0)
         for j in range(d):
-            t = bin_term(0.0, u[k, j], inv_delta[k, j], base[j])
-            zero_terms[k, j] = t
+            t = bin_term(0.0, uT[j, k], invT[j, k], mult[j])
+            zero_termsT[j, k] = t
             h += t
         zero_keys[k] = h
 
 
 @nb.njit(parallel=True, cache=True)
-def keys_csr(indptr, indices, data, u, inv_delta, base, zero_terms, zero_keys, out):
+def keys_csr(indptr, indices, data, uT, invT, mult, zero_termsT, zero_keys, n_chunks, out):
     """Keys of every row of a CSR matrix: the zero row's key plus each entry's change."""
-    n_grids = u.shape[0]
+    n_grids = uT.shape[1]
     n = indptr.shape[0] - 1
-    for i in nb.prange(n):
-        lo = indptr[i]
-        hi = indptr[i + 1]
-        for k in range(n_grids):
-            h = zero_keys[k]
-            for p in range(lo, hi):
+    size = (n + n_chunks - 1) // n_chunks
+    for c in nb.prange(n_chunks):
+        h = np.empty(n_grids, np.uint64)
+        for i in range(c * size, min(n, (c + 1) * size)):
+            h[:] = zero_keys
+            for p in range(indptr[i], indptr[i + 1]):
                 j = indices[p]
-                h += bin_term(np.float64(data[p]), u[k, j], inv_delta[k, j], base[j]) - zero_terms[k, j]
-            out[k, i] = h
+                x = np.float64(data[p])
+                a = mult[j]
+                for k in range(n_grids):
+                    h[k] += bin_term(x, uT[j, k], invT[j, k], a) - zero_termsT[j, k]
+            for k in range(n_grids):
+                out[k, i] = h[k]
 
 
 @nb.njit(cache=True, inline="always")
 def _slot(key, mask):
-    return np.int64((key ^ (key >> _S32)) & np.uint64(mask))
+    """Fibonacci hashing: the product's high half depends on every bit of the key."""
+    return np.int64(((key * _GOLDEN) >> _S32) & np.uint64(mask))
 
 
 @nb.njit(parallel=True, cache=True)
@@ -97,49 +102,66 @@ def assign_columns(keys, ids, n_bins, max_count, n_chunks):
     (largest bin's count, for kappa), and overwrites keys[k, :n_bins[k]] with the distinct
     keys in id order (safe in place: the c-th distinct key is first seen at a row >= c).
     Grids run in parallel in n_chunks contiguous chunks (one per thread); each chunk reuses
-    one hash table, whose slots are marked with the grid that filled them (no clearing
-    between grids, no allocation per grid).
+    one table buffer. A slot is 16 bytes, the key and (stamp << 32 | id), so a probe touches
+    one cache line; the stamp marks the slots of the current table (no clearing between
+    grids or on growth).
     """
     n_grids, n = keys.shape
     cap = 1
     while cap < 2 * n:
         cap *= 2
-    mask = cap - 1
     n_chunks = max(1, min(n_chunks, n_grids))
     size = (n_grids + n_chunks - 1) // n_chunks
-    table_keys = np.empty((n_chunks, cap), np.uint64)
-    table_ids = np.empty((n_chunks, cap), np.int32)
-    table_grid = np.full((n_chunks, cap), -1, np.int64)
+    table = np.zeros((n_chunks, 2 * cap), np.int64)  # per slot: key bits, stamp << 32 | id (stamp 0: empty)
     counts_all = np.zeros((n_chunks, n), np.int64)
     for t in nb.prange(n_chunks):
-        tk = table_keys[t]
-        ti = table_ids[t]
-        tg = table_grid[t]
-        counts = counts_all[t]
+        stamp = np.int64(0)
         for k in range(t * size, min(n_grids, (t + 1) * size)):
-            _assign_grid(keys, ids, n_bins, max_count, k, tk, ti, tg, counts, mask)
+            stamp = _assign_grid(keys, ids, n_bins, max_count, k, table[t], counts_all[t], cap, stamp)
+
+
+@nb.njit(cache=True, inline="always")
+def _insert_known(table, key, c, mask, tag):
+    s = _slot(key, mask)
+    while (table[2 * s + 1] >> 32) == tag:
+        s = (s + 1) & mask
+    table[2 * s] = np.int64(key)
+    table[2 * s + 1] = (tag << 32) | c
 
 
 @nb.njit(cache=True)
-def _assign_grid(keys, ids, n_bins, max_count, k, tk, ti, tg, counts, mask):
-    """One grid of assign_columns, in the chunk's reused table."""
+def _assign_grid(keys, ids, n_bins, max_count, k, table, counts, max_cap, stamp):
+    """One grid of assign_columns; returns the last stamp used. The table starts at
+    _FIRST_TABLE slots and doubles (re-inserting the distinct keys so far) when half full."""
     n = keys.shape[1]
+    cap = min(max_cap, _FIRST_TABLE)
+    mask = cap - 1
+    stamp += 1
     n_seen = 0
+    grow_at = cap // 2
     for i in range(n):
+        if n_seen >= grow_at and cap < max_cap:  # grow: a new stamp, then re-insert keys[k, :n_seen]
+            cap *= 2
+            mask = cap - 1
+            grow_at = cap // 2
+            stamp += 1
+            for c in range(n_seen):
+                _insert_known(table, keys[k, c], c, mask, stamp)
         key = keys[k, i]
+        skey = np.int64(key)
         s = _slot(key, mask)
         while True:
-            if tg[s] != k:
-                tg[s] = k
-                ti[s] = n_seen
-                tk[s] = key
+            meta = table[2 * s + 1]
+            if (meta >> 32) != stamp:
+                table[2 * s] = skey
+                table[2 * s + 1] = (stamp << 32) | n_seen
                 keys[k, n_seen] = key
                 counts[n_seen] = 1
                 ids[k, i] = n_seen
                 n_seen += 1
                 break
-            if tk[s] == key:
-                c = ti[s]
+            if table[2 * s] == skey:
+                c = meta & 0xFFFFFFFF
                 ids[k, i] = c
                 counts[c] += 1
                 break
@@ -151,6 +173,7 @@ def _assign_grid(keys, ids, n_bins, max_count, k, tk, ti, tg, counts, mask):
             best = counts[c]
         counts[c] = 0
     max_count[k] = best
+    return stamp
 
 
 @nb.njit(parallel=True, cache=True)

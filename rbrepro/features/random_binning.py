@@ -24,10 +24,15 @@ from rbrepro.features.reference import mix64
 KEY_BATCH_BYTES = 256 * 2**20
 
 
-def _feature_bases(n_features: int) -> np.ndarray:
-    """Per-feature salts of the bin-vector hash (fixed, so keys are reproducible)."""
+def _feature_multipliers(n_features: int) -> np.ndarray:
+    """Odd per-feature multipliers of the linear bin-vector hash (fixed, so keys are reproducible)."""
     with np.errstate(over="ignore"):
-        return mix64(np.arange(n_features, dtype=np.uint64) + np.uint64(0x5BD1E995))
+        return mix64(np.arange(n_features, dtype=np.uint64) + np.uint64(0x5BD1E995)) | np.uint64(1)
+
+
+def _row_chunks(n_rows: int) -> int:
+    """Row chunks of the key kernels: a few per thread, for load balance."""
+    return max(1, min(n_rows, 8 * numba.get_num_threads()))
 
 
 def _grid_batches(n_grids: int, n_rows: int):
@@ -87,12 +92,15 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
     # -- keys -------------------------------------------------------------------
     def _keys(self, X, lo: int, hi: int) -> np.ndarray:
         keys = np.empty((hi - lo, X.shape[0]), dtype=np.uint64)
-        u, inv = self.offsets_[lo:hi], self._inv_deltas[lo:hi]
+        # feature-major copies of this batch's grid parameters: the kernels' inner loop runs over grids
+        uT = np.ascontiguousarray(self.offsets_[lo:hi].T)
+        invT = np.ascontiguousarray(self._inv_deltas[lo:hi].T)
         if sp.issparse(X):
-            kernels.keys_csr(X.indptr, X.indices, X.data, u, inv, self._bases,
-                             self._zero_terms[lo:hi], self._zero_keys[lo:hi], keys)
+            kernels.keys_csr(X.indptr, X.indices, X.data, uT, invT, self._multipliers,
+                             np.ascontiguousarray(self._zero_terms[:, lo:hi]), self._zero_keys[lo:hi],
+                             _row_chunks(X.shape[0]), keys)
         else:
-            kernels.keys_dense(X, u, inv, self._bases, keys)
+            kernels.keys_dense(X, uT, invT, self._multipliers, _row_chunks(X.shape[0]), keys)
         return keys
 
     # -- fit / transform --------------------------------------------------------
@@ -113,10 +121,11 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
         self.deltas_ = rng.gamma(shape=2.0, scale=1.0 / self.sigma, size=(R, d))
         self.offsets_ = rng.uniform(0.0, self.deltas_)
         self._inv_deltas = 1.0 / self.deltas_
-        self._bases = _feature_bases(d)
-        self._zero_terms = np.empty((R, d), dtype=np.uint64)
+        self._multipliers = _feature_multipliers(d)
+        self._zero_terms = np.empty((d, R), dtype=np.uint64)  # feature-major, as the key kernels read it
         self._zero_keys = np.empty(R, dtype=np.uint64)
-        kernels.zero_row_terms(self.offsets_, self._inv_deltas, self._bases, self._zero_terms, self._zero_keys)
+        kernels.zero_row_terms(np.ascontiguousarray(self.offsets_.T), np.ascontiguousarray(self._inv_deltas.T),
+                               self._multipliers, self._zero_terms, self._zero_keys)
 
         ids = np.empty((R, n), dtype=np.int32)
         n_bins = np.empty(R, dtype=np.int64)

@@ -21,11 +21,11 @@ def bin_vectors(X, u, inv_delta):
     return np.floor((X[None, :, :] - u[:, None, :]) * inv_delta[:, None, :]).astype(np.int64)
 
 
-def bin_keys(X, u, inv_delta, base):
-    """Keys (grids x rows): sum over features of mix64(base_j + b_j), mod 2^64."""
+def bin_keys(X, u, inv_delta, mult):
+    """Keys (grids x rows): sum over features of a_j b_j, mod 2^64 (a_j: odd multipliers)."""
     b = bin_vectors(X, u, inv_delta)
     with np.errstate(over="ignore"):
-        terms = mix64(base[None, None, :] + b.astype(np.uint64))
+        terms = b.astype(np.uint64) * mult[None, None, :]
         return terms.sum(axis=2, dtype=np.uint64)
 
 

@@ -26,11 +26,11 @@ from rbrepro.models.kernel_ridge import ExactKernelRidge, IndependentBlockRidge
 from rbrepro.models.l1_model import L1FeatureModel
 
 FORMAT = "rbrepro-model"
-VERSION = 1
+VERSION = 2  # 2: linear bin-vector hash (keys of version 1 files differ)
 
 # fitted state of each class: array attributes and scalar attributes
 _FEATURE_STATE = {
-    RandomBinningFeatures: (["deltas_", "offsets_", "_inv_deltas", "_bases", "_zero_terms", "_zero_keys",
+    RandomBinningFeatures: (["deltas_", "offsets_", "_inv_deltas", "_multipliers", "_zero_terms", "_zero_keys",
                              "bins_per_grid_", "column_offsets_", "_table_offsets", "_table_keys", "_table_ids"],
                             ["n_features_in_", "n_bins_", "kappa_", "nnz_"]),
     RandomFourierFeatures: (["omegas_", "phases_"], ["n_features_in_"]),
