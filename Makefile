@@ -7,13 +7,14 @@ STAMP  := $(VENV)/.installed-stamp
 MIRROR ?= $(abspath ../shared/data/libsvm)
 DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 
-.PHONY: install demo test soak figures figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
+.PHONY: install demo test soak figures plots figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
 
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
 	@echo "make test         install and run the whole test suite"
 	@echo "make figures      fetch, sweep and plot Figures 3-6 (make fig3 ... fig6 one at a time); uses the"
 	@echo "                  local mirror when MIRROR=$(MIRROR) exists, else the LIBSVM site"
+	@echo "make plots        redraw figures/fig3-6 from the published results/fig3-6/results.csv (no sweeping)"
 	@echo "make figures-mini the same with the small mini configs (a few minutes; part of CI)"
 	@echo "make soak         long fault-injection and property-test runs (not in CI)"
 	@echo "make bench        all benchmarks: bench-train (ijcnn1 train times), bench-parse (parser vs"
@@ -43,6 +44,10 @@ fig%: $(STAMP)
 	$(BIN)/python -m rbrepro.sweep.summary results/fig$*
 
 figures: fig3 fig4 fig5 fig6
+
+# Redraw the published figures from the committed result CSVs (seconds; no data needed).
+plots: $(STAMP)
+	for f in 3 4 5 6; do $(BIN)/rbrepro plot fig$$f results/fig$$f --out figures/fig$$f || exit 1; done
 
 # The mini configs (mirror datasets, small grids): all four figures in a few minutes; part of CI.
 figures-mini: $(STAMP)

@@ -74,6 +74,20 @@ def test_fig4_fig5_fig6_from_small_sweeps(tmp_path, binary_sets):
     assert (table[table["threads"] == 1]["speedup"] == 1.0).all()
     assert _png_ok(make_figure("fig6", out6, tmp_path / "fig6")[0])
 
+    # the markdown tables behind REPRODUCTION.md quote the same numbers as the CSVs
+    from rbrepro.plots.tables import tables
+
+    t4 = tables(out4, "fig4")
+    mean16 = load_results(out4)[0].query("R == 16")["test_metric"].mean()
+    assert "| 16 |" in t4 and f"{mean16:.3g}" in t4
+    t5 = tables(out5, "fig5")
+    header = next(line for line in t5.splitlines() if line.startswith("| R |"))
+    assert set(header.strip("| ").split(" | ")) == {"R", "rb", "rf", "nystrom", "block"}
+    assert "| 80.0 |" in t5 and "| 95.0 |" in t5
+    assert "exact kernel" in t5
+    t6 = tables(out6, "fig6")
+    assert "| rb | sequential | 1 |" in t6 and "| rf | async | 2 |" in t6
+
 
 def test_speedup_arithmetic_and_eq29():
     rows = pd.DataFrame([

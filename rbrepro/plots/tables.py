@@ -1,0 +1,138 @@
+"""The numbers behind Figures 3-6 as markdown tables (the evidence quoted in REPRODUCTION.md).
+
+    python -m rbrepro.plots.tables results/fig3 results/fig4 results/fig5 results/fig6
+
+Each folder's figure is read from its resolved config; tables use the same rows and rules
+as the figures (ok rows on test data, means over seeds, Fig. 5 targets from the config,
+Fig. 6 speedups from the objective traces).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rbrepro.plots import load_results
+from rbrepro.plots.common import higher_is_better, test_rows
+from rbrepro.plots.fig5 import _reached
+from rbrepro.plots.fig6 import speedups
+
+
+def _fmt(value, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not np.isfinite(value)):
+        return "–"
+    if isinstance(value, (int, np.integer)):
+        return f"{value:,}"
+    return f"{value:.{digits}g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def _table(header: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r if isinstance(r, str) else _fmt(r) for r in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def fig3_tables(results: pd.DataFrame) -> str:
+    """Per dataset: train/test metric, D and train time vs sigma (mean over seeds), exact best."""
+    ok = test_rows(results)
+    out = []
+    for name, part in ok.groupby("dataset", sort=False):
+        rb = part[part["method"] == "rb"].groupby("sigma")[["train_metric", "test_metric", "D", "train_s"]].mean()
+        exact = part[part["method"] == "exact"]
+        better_high = higher_is_better(part)
+        rows = [[s, r.train_metric, r.test_metric, int(r.D), r.train_s] for s, r in rb.iterrows()]
+        best = rb["test_metric"].idxmax() if better_high else rb["test_metric"].idxmin()
+        note = f"RB best test {_fmt(rb.loc[best, 'test_metric'], 4)} at sigma {best}"
+        if len(exact):
+            e = exact.sort_values("test_metric", ascending=not better_high).iloc[0]
+            note += f"; exact kernel best test {_fmt(e.test_metric, 4)} at sigma {e.sigma} ({_fmt(e.train_s)} s)"
+        out.append(f"**{name}** (R = {int(part['R'][part['method'] == 'rb'].iloc[0])}, {note})\n\n"
+                   + _table(["sigma", "train", "test", "D", "train s"], rows))
+    return "\n\n".join(out)
+
+
+def fig4_tables(results: pd.DataFrame) -> str:
+    """Per dataset: train/test metric and D vs R (mean over seeds)."""
+    ok = test_rows(results)
+    out = []
+    for name, part in ok.groupby("dataset", sort=False):
+        g = part.groupby("R")[["train_metric", "test_metric", "D", "train_s"]].mean()
+        rows = [[int(R), int(r.D), r.train_metric, r.test_metric, r.train_s] for R, r in g.iterrows()]
+        out.append(f"**{name}** (sigma {part['sigma'].iloc[0]})\n\n"
+                   + _table(["R", "D", "train", "test", "train s"], rows))
+    return "\n\n".join(out)
+
+
+def fig5_tables(results: pd.DataFrame, config: dict | None) -> str:
+    """Per dataset: test metric per method and R; time and memory to reach each target."""
+    ok = test_rows(results)
+    cfg_sets = (config or {}).get("datasets", {}) or {}
+    out = []
+    for name, part in ok.groupby("dataset", sort=False):
+        better_high = higher_is_better(part)
+        approx = part[part["method"] != "exact"]
+        methods = list(dict.fromkeys(approx["method"]))
+        piv = approx.pivot_table(index="R", columns="method", values="test_metric", aggfunc="mean")[methods]
+        tpiv = approx.pivot_table(index="R", columns="method", values="train_s", aggfunc="mean")[methods]
+        sig = approx.groupby("method")["sigma"].first()
+        rows = [[int(R)] + [f"{_fmt(piv.loc[R, m], 4)} ({_fmt(tpiv.loc[R, m], 2)} s)" for m in methods]
+                for R in piv.index]
+        text = (f"**{name}**: test performance (train s) per R; sigma per method: "
+                + ", ".join(f"{m} {sig[m]}" for m in methods))
+        exact = part[part["method"] == "exact"]
+        if len(exact):
+            text += f"; exact kernel {_fmt(exact['test_metric'].iloc[0], 4)} ({_fmt(exact['train_s'].iloc[0])} s)"
+        text += "\n\n" + _table(["R"] + methods, rows)
+        targets = (cfg_sets.get(name) or {}).get("targets") or []
+        trows = []
+        for target in targets:
+            cells = []
+            for m in methods:
+                reached = _reached(approx[approx["method"] == m], target, better_high)
+                cells.append("not reached" if reached.empty else
+                             f"{_fmt(reached['train_s'].min(), 2)} s, {_fmt(reached['memory_model_entries'].min())} "
+                             f"entries (R {int(reached['train_s'].idxmin())})")
+            trows.append([str(target)] + cells)
+        if trows:
+            text += "\n\nTrain time and memory (entries per training point) to reach each target:\n\n" \
+                    + _table(["target"] + methods, trows)
+        out.append(text)
+    return "\n\n".join(out)
+
+
+def fig6_tables(results: pd.DataFrame) -> str:
+    """Per dataset: time to target objective and speedup per method, variant and threads."""
+    ok = results[results["status"] == "ok"]
+    out = []
+    for name, part in ok.groupby("dataset", sort=False):
+        sp = speedups(part)
+        D = part.groupby("method")["D"].first()
+        rows = [[r.method, r.variant, int(r.threads), r.time_to_target, r.speedup] for r in sp.itertuples()]
+        out.append(f"**{name}** (D: " + ", ".join(f"{m} {int(d):,}" for m, d in D.items()) + ")\n\n"
+                   + _table(["method", "variant", "threads", "time to target s", "speedup"], rows))
+    return "\n\n".join(out)
+
+
+def tables(folder: str | Path, figure: str | None = None) -> str:
+    """Markdown tables of one results folder, for `figure` (default: its config's figure)."""
+    results, config = load_results(folder)
+    figure = figure or (config or {}).get("figure", "")
+    body = {"fig3": lambda: fig3_tables(results), "fig4": lambda: fig4_tables(results),
+            "fig5": lambda: fig5_tables(results, config), "fig6": lambda: fig6_tables(results)}.get(figure)
+    if body is None:
+        return f"## {folder}\n\n(no tables for figure {figure!r})"
+    return f"## {folder} ({figure})\n\n{body()}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    folders = (argv if argv is not None else sys.argv[1:]) or ["results/fig3", "results/fig4", "results/fig5",
+                                                               "results/fig6"]
+    print("\n\n".join(tables(f) for f in folders))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
