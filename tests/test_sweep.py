@@ -150,3 +150,29 @@ def test_dask_scheduler_and_workers_on_loopback_with_a_worker_killed_mid_cell(tm
         for proc in workers + [scheduler]:
             proc.kill()
             proc.wait(timeout=30)
+
+
+def test_local_backend_never_runs_cells_together_beyond_the_memory_budget(tmp_path):
+    """Two 10 GB cells with a 15 GB budget run one after the other; a small cell runs beside either."""
+    from rbrepro.sweep.runner import LocalBackend
+    from tests import worker_tasks
+
+    jobs = [(k, (k, str(tmp_path), 1.0)) for k in ("big1", "big2", "small")]
+    rows = {}
+    LocalBackend(2, task=worker_tasks.record_interval, memory_budget=15e9).run(
+        jobs, rows.__setitem__, {"big1": 10e9, "big2": 10e9, "small": 1e9})
+    assert set(rows) == {"big1", "big2", "small"}
+    span = {k: [float(x) for x in (tmp_path / k).read_text().split()] for k in rows}
+    assert span["big1"][1] <= span["big2"][0] or span["big2"][1] <= span["big1"][0]  # never together
+    assert span["small"][0] < span["big1"][1] and span["small"][1] > span["big1"][0]  # beside big1
+
+
+def test_cell_memory_estimate_uses_the_published_sizes():
+    from rbrepro.models.cell import CellParams
+    from rbrepro.sweep.runner import cell_memory_estimate
+
+    exact = CellParams(dataset="ijcnn1", method="exact", sigma=1.0, R=0)
+    assert 9.7e9 < cell_memory_estimate(exact, "ijcnn1") < 9.9e9  # 35,000^2 doubles
+    rb = CellParams(dataset="ijcnn1", method="rb", sigma=1.0, R=17500)
+    assert cell_memory_estimate(rb, "ijcnn1") >= 4 * 35000 * 17500
+    assert cell_memory_estimate(exact, "no-such-set") == 0.0

@@ -20,3 +20,13 @@ def always_die(params, dataset_ref, data_path=None, mirror=None):
     if params.sigma == 0.3:
         os._exit(9)
     return run_cell_task(params, dataset_ref, None, mirror)
+
+
+def record_interval(key, log_dir, seconds):
+    """Sleep, then write this job's start and end times to log_dir/key."""
+    import time
+
+    start = time.time()
+    time.sleep(seconds)
+    Path(log_dir, key).write_text(f"{start} {time.time()}")
+    return {"status": "ok"}

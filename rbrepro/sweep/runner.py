@@ -37,7 +37,11 @@ import pandas as pd
 import yaml
 
 from rbrepro.data.atomic import atomic_path, write_text_atomic
+from rbrepro.data.registry import REGISTRY, DatasetSpec
+from rbrepro.memory import memory_limit_bytes
 from rbrepro.models.cell import CellParams
+from rbrepro.models.feature_ridge import featurize_memory
+from rbrepro.models.kernel_ridge import ExactKernelRidge
 from rbrepro.provenance import provenance
 from rbrepro.sweep.config import SweepConfig
 
@@ -161,17 +165,31 @@ class LocalBackend:
     """Cells in a pool of worker processes (spawned, so numba threads start fresh), at most
     `workers` at once; a pool broken by a dying worker is replaced and its cells retried."""
 
-    def __init__(self, workers: int, fresh_process: bool = False, task: Callable = run_cell_task):
+    def __init__(self, workers: int, fresh_process: bool = False, task: Callable = run_cell_task,
+                 memory_budget: float | None = None):
         self.workers = max(1, workers)
         self.fresh_process = fresh_process
         self.task = task  # a module-level function (it is sent to spawned workers by name)
+        # cells run together only while their estimated memory fits this (default: the memory limit)
+        self.memory_budget = memory_limit_bytes() if memory_budget is None else memory_budget
         self.description = f"{self.workers} local worker process{'es' if self.workers > 1 else ''}"
 
     def _pool(self):
         kwargs = {"max_tasks_per_child": 1} if self.fresh_process else {}
         return cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"), **kwargs)
 
-    def run(self, jobs: list[tuple[str, tuple]], on_row: Callable[[str, dict], None]) -> None:
+    def _next_job(self, queue: list, running_bytes: float, n_running: int, estimates: dict) -> int | None:
+        """Index of the first queued job whose estimated memory fits beside the running ones
+        (any job when nothing runs), or None: two 10 GB exact-kernel cells never run together."""
+        for i, (key, _) in enumerate(queue):
+            if n_running == 0 or running_bytes + estimates.get(key, 0.0) <= self.memory_budget:
+                return i
+        return None
+
+    def run(self, jobs: list[tuple[str, tuple]], on_row: Callable[[str, dict], None],
+            estimates: dict[str, float] | None = None) -> None:
+        """Run jobs (key, task args); `estimates` maps keys to the cell's estimated bytes."""
+        estimates = estimates or {}
         queue = list(jobs)
         attempts: dict[str, int] = {}
         while queue:
@@ -182,12 +200,16 @@ class LocalBackend:
             try:
                 while (queue or running) and not broken:
                     while queue and len(running) < self.workers:
+                        i = self._next_job(queue, sum(estimates.get(k, 0.0) for k, _ in running.values()),
+                                           len(running), estimates)
+                        if i is None:
+                            break
                         try:
-                            fut = pool.submit(self.task, *queue[0][1])
+                            fut = pool.submit(self.task, *queue[i][1])
                         except cf.process.BrokenProcessPool:
                             broken = True  # the job stays queued: it never started
                             break
-                        running[fut] = queue.pop(0)
+                        running[fut] = queue.pop(i)
                     if broken or not running:
                         break
                     done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
@@ -325,7 +347,24 @@ def _run_states(config, out, states, data_path, mirror, backend, on_progress, co
 
     jobs = [(s.key, (s.params, config.user_datasets.get(s.params.dataset, s.params.dataset), data_path, mirror))
             for s in by_key.values()]
-    backend.run(jobs, on_row)
+    if isinstance(backend, LocalBackend):
+        backend.run(jobs, on_row, {key: cell_memory_estimate(args[0], args[1]) for key, args in jobs})
+    else:
+        backend.run(jobs, on_row)
+
+
+def cell_memory_estimate(params: CellParams, dataset) -> float:
+    """Bytes a cell's big arrays need, from the dataset's published size (0 when unknown):
+    the exact kernel's N x N matrix, or the feature matrix of RB, RF and Nystrom."""
+    spec = dataset if isinstance(dataset, DatasetSpec) else REGISTRY.get(dataset)
+    if spec is None or not spec.n_train or not spec.n_features:
+        return 0.0
+    n, d = spec.n_train, spec.n_features
+    if params.method == "exact":
+        return ExactKernelRidge.memory_needed(n, d)
+    if params.method in ("rb", "rf", "nystrom"):
+        return featurize_memory(params.method, n, d, params.R)
+    return 0.0
 
 
 def _json_default(value):
