@@ -44,7 +44,10 @@ class BinnedMatrix:
         """Z W for W of shape (D,) or (D, C)."""
         W2 = np.ascontiguousarray(W.reshape(self.n_columns, -1), dtype=np.float64)
         out = np.empty((self.n_rows, W2.shape[1]))
-        kernels.gather(self.ids, W2, out)
+        if W2.shape[1] == 1:
+            kernels.gather_vector(self.ids, W2[:, 0], out[:, 0])
+        else:
+            kernels.gather(self.ids, W2, out)
         out *= self.scale
         return out.reshape((self.n_rows,) + W.shape[1:])
 
@@ -52,7 +55,10 @@ class BinnedMatrix:
         """Z^T V for V of shape (N,) or (N, C)."""
         V2 = np.ascontiguousarray(V.reshape(self.n_rows, -1), dtype=np.float64)
         out = np.empty((self.n_columns, V2.shape[1]))
-        kernels.scatter(self.ids, V2, self.offsets, out)
+        if V2.shape[1] == 1:
+            kernels.scatter_vector(self.ids, V2[:, 0], self.offsets, out[:, 0])
+        else:
+            kernels.scatter(self.ids, V2, self.offsets, out)
         out *= self.scale
         return out.reshape((self.n_columns,) + V.shape[1:])
 

@@ -180,5 +180,6 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
         probe = type(self)(n_grids=2, sigma=self.sigma, random_state=0)
         Z = probe.fit_transform_binned(X[:2])
         probe.transform_binned(X[:2])
-        Z.matvec(np.zeros((Z.n_columns, 1)))
-        Z.rmatvec(np.zeros((Z.n_rows, 1)))
+        for n_rhs in (1, 2):  # one right-hand side and several use different kernels
+            Z.matvec(np.zeros((Z.n_columns, n_rhs)))
+            Z.rmatvec(np.zeros((Z.n_rows, n_rhs)))
