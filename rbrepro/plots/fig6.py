@@ -52,12 +52,35 @@ def speedups(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _measured_bars(ax, table: pd.DataFrame, name: str, epochs: int) -> None:
+    """The measured speedups at the most threads run, one bar per method and variant, labelled."""
+    tau = int(table["threads"].max())
+    top = table[table["threads"] == tau].sort_values(["method", "variant"])
+    labels, heights, colors = [], [], []
+    for r in top.itertuples():
+        labels.append(f"{METHOD_STYLE[r.method][0]}\n{r.variant}")
+        heights.append(r.speedup)
+        colors.append(METHOD_STYLE[r.method][1])
+    x = np.arange(len(labels))
+    ax.bar(x, heights, color=colors, alpha=0.85)
+    for xi, h in zip(x, heights):
+        ax.text(xi, max(h, 0) + 0.03, f"x{h:.2f}" if h > 0 else f"not reached\nin {epochs} epochs",
+                ha="center", va="bottom", fontsize=7)
+    ax.axhline(1.0, color="0.3", lw=0.8, ls=":")
+    ax.axhline(tau, color="0.7", lw=0.8)
+    ax.text(len(labels) - 0.5, tau, f"linear ({tau} threads)", fontsize=7, color="0.4", ha="right", va="bottom")
+    ax.set_xticks(x, labels, fontsize=7)
+    ax.set(ylabel=f"speedup at {tau} threads", title=f"{name}: measured speedup at {tau} threads",
+           ylim=(0, max(tau, max(heights, default=1)) * 1.25))
+    ax.title.set_fontsize(9)
+
+
 def plot_fig6(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:
     ok = test_rows(results)
     rcd = ok[(ok["solver"] == "rcd")] if len(ok) and "solver" in ok else ok.iloc[0:0]
     datasets = list(dict.fromkeys(rcd["dataset"])) if len(rcd) else []
     expected = list((config or {}).get("datasets", {}) or [])
-    fig, axes = new_figure(len(datasets), 1, width=6.0, height=3.8)
+    fig, axes = new_figure(len(datasets), 2, width=5.2, height=3.8)
     for row, name in enumerate(datasets):
         ax = axes[row, 0]
         table = speedups(rcd[rcd["dataset"] == name])
@@ -76,6 +99,9 @@ def plot_fig6(results: pd.DataFrame, out_base: Path, config: dict | None = None)
                 if len(pts) > 1:
                     ax.plot(pts["threads"], pts["speedup"], style, marker=marker, color=color,
                             label=f"{label} measured ({variant})")
+                    missed = pts[pts["speedup"] <= 0]
+                    if len(missed):  # never reached the target objective: drawn as an x on the axis
+                        ax.plot(missed["threads"], missed["speedup"], "x", color=color, ms=9, mew=2, clip_on=False)
         ax.plot(tau, tau, color="0.7", lw=0.8, label="linear")
         if measured_max < MAX_THREADS_DRAWN:
             ax.axvspan(measured_max + 0.5, MAX_THREADS_DRAWN + 0.5, color="0.92")
@@ -85,6 +111,7 @@ def plot_fig6(results: pd.DataFrame, out_base: Path, config: dict | None = None)
                xlim=(0.5, MAX_THREADS_DRAWN + 0.5), ylim=(0, MAX_THREADS_DRAWN + 0.5))
         ax.title.set_fontsize(9)
         ax.legend(fontsize=6, loc="upper left")
+        _measured_bars(axes[row, 1], table, name, int(rcd[rcd["dataset"] == name]["epochs"].max()))
     if not datasets:
         empty_panel(axes[0, 0], "no RCD rows in these results")
     return finish(fig, out_base, "Fig. 6: speedup of parallel randomized coordinate descent (RB vs RF)",
