@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.transforms import blended_transform_factory
 
 from rbrepro.plots.common import (
     METHOD_STYLE,
@@ -54,8 +55,8 @@ def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None)
         value, note = exact_reference(results, name)
         if value is not None:
             ax_perf.axhline(value, color="black", lw=1.2, label=note)
-        else:
-            ax_perf.text(0.02, 0.04, note, transform=ax_perf.transAxes, fontsize=7, color="0.3")
+        else:  # in the legend, where it cannot collide with the curves or the legend itself
+            ax_perf.plot([], [], " ", label=note)
         targets = list(cfg_sets.get(name, {}).get("targets") or [])
         if not targets:
             per_method = [(g.groupby("R")["test_metric"].mean().agg(["min", "max"])) for _, g in sub.groupby("method")]
@@ -73,9 +74,12 @@ def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None)
             xs = np.arange(len(targets)) + (k - (len(methods) - 1) / 2) * width
             ax_tt.bar(xs, times, width, color=color, label=label)
             ax_mem.bar(xs, mems, width, color=color, label=label)
-            for x, t_val in zip(xs, times):
-                if np.isnan(t_val):
-                    ax_tt.text(x, 0, "x", ha="center", va="bottom", color=color, fontsize=8)
+            for ax in (ax_tt, ax_mem):  # x at the foot of the panel (a log axis has no 0)
+                foot = blended_transform_factory(ax.transData, ax.transAxes)
+                for x, t_val in zip(xs, times):
+                    if np.isnan(t_val):
+                        ax.text(x, 0.01, "x", transform=foot, ha="center", va="bottom", color=color, fontsize=10,
+                                fontweight="bold")
         fmt = (lambda t: f"{t:.2f}%") if better_high else (lambda t: f"{t:.3f}")
         for ax, ylabel, title in ((ax_tt, "train time (s)", "time to reach target"),
                                   (ax_mem, "entries per training point", "memory to reach target")):
