@@ -83,3 +83,26 @@ def test_prediction_in_row_blocks_equals_one_block(method, monkeypatch):
     tol = 1e-5 if method == "rf" else 1e-12  # RF features are float32 sgemm, whose sums depend on the shape
     np.testing.assert_allclose(model.decision_function(X), whole, rtol=0, atol=tol)
     np.testing.assert_allclose(model.decision_function(sp.csr_matrix(X)), whole, rtol=0, atol=tol)
+
+
+def test_cg_on_blocks_of_targets_when_all_at_once_would_exceed_the_memory_limit(digits):
+    """Ten one-vs-all targets whose CG vectors exceed the limit are solved a few at a time,
+    with the same coefficients (each column's CG is independent); below one column: refused."""
+    from rbrepro.memory import MemoryLimitError
+    from rbrepro.models import RandomFeatureRidge
+    from rbrepro.models.feature_ridge import cg_columns_per_pass, solve_memory
+
+    X_tr, X_te, y_tr, y_te = digits
+    whole = RandomFeatureRidge("rb", 16, 3.0, 0.01, task="classification", random_state=0).fit(X_tr, y_tr)
+    D = whole.n_columns_
+    limit_gb = (8.0 * D * 10 + 3.5 * solve_memory("rb", "cg", D, 1)) / 2**30  # room for 3 columns per pass
+    assert cg_columns_per_pass(D, 10, limit_gb * 2**30) == 3
+    blocked = RandomFeatureRidge("rb", 16, 3.0, 0.01, task="classification", random_state=0,
+                                 memory_limit_gb=limit_gb).fit(X_tr, y_tr)
+    assert whole.cg_passes_ == 1 and blocked.cg_passes_ == 4
+    np.testing.assert_allclose(blocked.coef_, whole.coef_, rtol=0, atol=1e-12)
+    assert blocked.cg_iterations_ == whole.cg_iterations_
+    np.testing.assert_array_equal(blocked.predict(X_te), whole.predict(X_te))
+    with pytest.raises(MemoryLimitError, match="cg solve for D"):
+        RandomFeatureRidge("rb", 16, 3.0, 0.01, task="classification", random_state=0,
+                           memory_limit_gb=8.0 * D * 10.5 / 2**30).fit(X_tr, y_tr)

@@ -18,7 +18,7 @@ from sklearn.base import BaseEstimator
 from rbrepro.features.nystrom import NystromFeatures
 from rbrepro.features.random_binning import RandomBinningFeatures
 from rbrepro.features.random_fourier import RandomFourierFeatures
-from rbrepro.memory import check_memory
+from rbrepro.memory import check_memory, memory_limit_bytes
 from rbrepro.models import targets
 from rbrepro.solvers.cg import MAXIT, TOL, ridge_cg
 from rbrepro.solvers.direct import DenseOperator, ridge_direct
@@ -54,6 +54,14 @@ def solve_memory(method: str, solver: str, D: int, C: int) -> float:
     if method == "rb":
         return 8.0 * D * D  # a dense-equivalent bound: sparse LU fill-in is not predictable
     return 8.0 * D * D * 2 + 8.0 * D * C
+
+
+def cg_columns_per_pass(D: int, C: int, limit_bytes: float) -> int:
+    """Targets one CG pass can take: all C when their vectors fit `limit_bytes`, else as many as
+    fit beside the full D x C coefficient matrix (0: not even one)."""
+    if solve_memory("rb", "cg", D, C) <= limit_bytes:
+        return C
+    return max(0, min(C, int((limit_bytes - 8.0 * D * C) // solve_memory("rb", "cg", D, 1))))
 
 
 def feature_cost(model) -> dict:
@@ -122,21 +130,40 @@ class RandomFeatureRidge(BaseEstimator):
             Z = self.features_.fit(X).transform(X)
         t1 = time.perf_counter()
         self.n_columns_ = Z.shape[1]
-        check_memory(f"the {self.solver_} solve for D = {self.n_columns_}",
-                     solve_memory(self.method, self.solver_, self.n_columns_, Y.shape[1]), self.memory_limit_gb)
         operator = Z if self.method == "rb" else DenseOperator(Z)
         if self.solver_ in ("cg", "pcg"):
-            result = ridge_cg(operator, Y - self.y_mean_, self.lam, self.maxit, self.tol,
-                              jacobi=self.solver_ == "pcg")
-            self.coef_, self.cg_iterations_ = result.coef, result.iterations
-            self.cg_residual_ = float(result.relative_residual.max())
+            self._solve_cg(operator, Y - self.y_mean_)
         else:
+            check_memory(f"the {self.solver_} solve for D = {self.n_columns_}",
+                         solve_memory(self.method, self.solver_, self.n_columns_, Y.shape[1]), self.memory_limit_gb)
             self.coef_ = ridge_direct(Z, Y - self.y_mean_, self.lam)
             self.cg_iterations_, self.cg_residual_ = 0, float("nan")
         t2 = time.perf_counter()
         self.featurize_s_, self.solve_s_, self.train_s_ = t1 - t0, t2 - t1, t2 - t0
         self.train_scores_ = operator.matvec(self.coef_) + self.y_mean_
         return self
+
+    def _solve_cg(self, operator, Y: np.ndarray) -> None:
+        """CG on all targets at once when its vectors fit the memory limit, else on blocks of
+        targets in turn (each column's CG is independent, so the result is the same): mnist
+        at R = 937 has D = 56 M, and 10 classes at once would need 31 GB."""
+        D, C = self.n_columns_, Y.shape[1]
+        per_pass = cg_columns_per_pass(D, C, memory_limit_bytes(self.memory_limit_gb))
+        if per_pass < 1:
+            check_memory(f"the {self.solver_} solve for D = {D}", solve_memory(self.method, self.solver_, D, 1)
+                         + 8.0 * D * C, self.memory_limit_gb)
+        self.coef_ = np.empty((D, C)) if per_pass < C else None
+        self.cg_iterations_, self.cg_residual_, self.cg_passes_ = 0, 0.0, 0
+        for lo in range(0, C, per_pass):
+            result = ridge_cg(operator, Y[:, lo:lo + per_pass], self.lam, self.maxit, self.tol,
+                              jacobi=self.solver_ == "pcg")
+            if self.coef_ is None:
+                self.coef_ = result.coef
+            else:
+                self.coef_[:, lo:lo + per_pass] = result.coef
+            self.cg_iterations_ = max(self.cg_iterations_, result.iterations)
+            self.cg_residual_ = max(self.cg_residual_, float(result.relative_residual.max()))
+            self.cg_passes_ += 1
 
     def _transform(self, X):
         if self.method == "rb":
