@@ -149,9 +149,10 @@ class RandomFeatureRidge(BaseEstimator):
         at R = 937 has D = 56 M, and 10 classes at once would need 31 GB."""
         D, C = self.n_columns_, Y.shape[1]
         per_pass = cg_columns_per_pass(D, C, memory_limit_bytes(self.memory_limit_gb))
-        if per_pass < 1:
+        if per_pass < 1:  # not even one target fits beside the coefficients: refused in one line
             check_memory(f"the {self.solver_} solve for D = {D}", solve_memory(self.method, self.solver_, D, 1)
                          + 8.0 * D * C, self.memory_limit_gb)
+            per_pass = 1
         self.coef_ = np.empty((D, C)) if per_pass < C else None
         self.cg_iterations_, self.cg_residual_, self.cg_passes_ = 0, 0.0, 0
         for lo in range(0, C, per_pass):

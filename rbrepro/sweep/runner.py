@@ -243,7 +243,8 @@ class DaskBackend:
         self.workers = max(1, workers)
         self.description = f"dask scheduler {address}" if address else f"dask local cluster ({self.workers} workers)"
 
-    def run(self, jobs, on_row) -> None:
+    def run(self, jobs, on_row, estimates: dict[str, float] | None = None) -> None:
+        """Run jobs as tasks; `estimates` is not used (dask workers enforce their own memory limits)."""
         from distributed import Client, LocalCluster, as_completed
 
         cluster = None
@@ -347,10 +348,7 @@ def _run_states(config, out, states, data_path, mirror, backend, on_progress, co
 
     jobs = [(s.key, (s.params, config.user_datasets.get(s.params.dataset, s.params.dataset), data_path, mirror))
             for s in by_key.values()]
-    if isinstance(backend, LocalBackend):
-        backend.run(jobs, on_row, {key: cell_memory_estimate(args[0], args[1]) for key, args in jobs})
-    else:
-        backend.run(jobs, on_row)
+    backend.run(jobs, on_row, {key: cell_memory_estimate(args[0], args[1]) for key, args in jobs})
 
 
 def cell_memory_estimate(params: CellParams, dataset) -> float:
