@@ -29,7 +29,8 @@ from rbrepro.plots.common import (
 )
 
 
-def _reached(rows: pd.DataFrame, target: float, better_high: bool) -> pd.DataFrame:
+def rows_reaching(rows: pd.DataFrame, target: float, better_high: bool) -> pd.DataFrame:
+    """Per R (mean over seeds), the rows whose test performance reaches `target` (shared with the tables)."""
     mean = rows.groupby("R")[["test_metric", "train_s", "memory_model_entries"]].mean()
     return mean[mean["test_metric"] >= target] if better_high else mean[mean["test_metric"] <= target]
 
@@ -68,7 +69,7 @@ def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None)
             part = sub[sub["method"] == m]
             times, mems = [], []
             for t in targets:
-                hit = _reached(part, t, better_high)
+                hit = rows_reaching(part, t, better_high)
                 times.append(hit["train_s"].min() if len(hit) else np.nan)
                 mems.append(hit["memory_model_entries"].min() if len(hit) else np.nan)
             xs = np.arange(len(targets)) + (k - (len(methods) - 1) / 2) * width

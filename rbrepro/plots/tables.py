@@ -17,7 +17,7 @@ import pandas as pd
 
 from rbrepro.plots import load_results
 from rbrepro.plots.common import higher_is_better, test_rows
-from rbrepro.plots.fig5 import _reached
+from rbrepro.plots.fig5 import rows_reaching
 from rbrepro.plots.fig6 import speedups
 
 
@@ -91,7 +91,7 @@ def fig5_tables(results: pd.DataFrame, config: dict | None) -> str:
         for target in targets:
             cells = []
             for m in methods:
-                reached = _reached(approx[approx["method"] == m], target, better_high)
+                reached = rows_reaching(approx[approx["method"] == m], target, better_high)
                 cells.append("not reached" if reached.empty else
                              f"{_fmt(reached['train_s'].min(), 2)} s, {_fmt(reached['memory_model_entries'].min())} "
                              f"entries (R {int(reached['train_s'].idxmin())})")
