@@ -45,6 +45,17 @@ class Method(str, Enum):
 
 class FeatureMethod(str, Enum):
     rb = "rb"
+    rf = "rf"
+    nystrom = "nystrom"
+
+
+class Kernel(str, Enum):
+    l1 = "l1"
+    euclidean = "euclidean"
+
+
+KERNEL_HELP = ("Distance of the Laplacian kernel exp(-sigma d(x, y)): l1 (what RB approximates; RB takes no other) "
+               "or euclidean (the authors' baselines: rf, nystrom, block, exact).")
 
 
 class Solver(str, Enum):
@@ -210,27 +221,32 @@ def fetch(
 @app.command()
 def featurize(
     name: str = typer.Argument(..., help="Dataset name, or a path to a LIBSVM/CSV file."),
-    method: FeatureMethod = typer.Option(FeatureMethod.rb, "--method", help="Feature map."),
-    R: int = typer.Option(256, "--R", "-R", min=1, help="Number of random grids R (non-zeros per row)."),
+    method: FeatureMethod = typer.Option(FeatureMethod.rb, "--method", help="Feature map: rb, rf or nystrom."),
+    R: int = typer.Option(256, "--R", "-R", min=1, help="rb: random grids (non-zeros per row); rf: features; "
+                                                         "nystrom: landmarks."),
     sigma: float = typer.Option(1.0, "--sigma", min=0.0, help="Inverse kernel width sigma (> 0)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the grid draw."),
+    kernel: Kernel = typer.Option(Kernel.l1, "--kernel", help=KERNEL_HELP),
+    seed: int = typer.Option(0, "--seed", help="Seed of the grid / frequency / landmark draw."),
     threads: int = typer.Option(0, "--threads", min=0, help="numba threads (0 = all cores)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
     mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
     datasets: Optional[Path] = typer.Option(None, "--datasets", help=DATASETS_HELP),
 ):
-    """Build Random Binning features of a dataset and report D, nnz, kappa and time."""
+    """Build a feature map of a dataset and report D, nnz, kappa (rb) and times (without compilation)."""
     import numba
+    from threadpoolctl import threadpool_limits
 
     from rbrepro.data.load import load_dataset
-    from rbrepro.features import RandomBinningFeatures
+    from rbrepro.features import NystromFeatures, RandomBinningFeatures, RandomFourierFeatures
 
+    if method is FeatureMethod.rb and kernel is not Kernel.l1:
+        _fail(f"--kernel {kernel.value}: Random Binning approximates the l1 kernel only; use --method rf or nystrom")
     if threads:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     data = _guard(lambda: load_dataset(name, data_dir, mirror, progress=not as_json, datasets_file=datasets))
 
-    def work():
+    def rb_work():
         rb = RandomBinningFeatures(n_grids=R, sigma=sigma, random_state=seed)
         rb.warm_up(data.X_train)
         t0 = time.perf_counter()
@@ -238,18 +254,39 @@ def featurize(
         t1 = time.perf_counter()
         Zt = rb.transform_binned(data.X_test)
         t2 = time.perf_counter()
-        return {"dataset": data.name, "method": method.value, "R": R, "sigma": sigma, "seed": seed,
-                "n_train": Z.n_rows, "D": rb.n_bins_, "nnz": rb.nnz_, "kappa": rb.kappa_,
-                "test_unseen_share": float((Zt.ids < 0).mean()), "featurize_s": t1 - t0,
-                "transform_test_s": t2 - t1, "threads": numba.get_num_threads()}
+        return {"n_train": Z.n_rows, "D": rb.n_bins_, "nnz": rb.nnz_, "kappa": rb.kappa_,
+                "test_unseen_share": float((Zt.ids < 0).mean()), "featurize_s": t1 - t0, "transform_test_s": t2 - t1}
+
+    def dense_work():
+        cls = RandomFourierFeatures if method is FeatureMethod.rf else NystromFeatures
+        cls(n_components=2, sigma=sigma, kernel=kernel.value, random_state=0).fit(data.X_train[:4]) \
+            .transform(data.X_train[:4])  # compile the kernels outside the timed region
+        feats = cls(n_components=R, sigma=sigma, kernel=kernel.value, random_state=seed)
+        t0 = time.perf_counter()
+        Z = feats.fit(data.X_train).transform(data.X_train)
+        t1 = time.perf_counter()
+        feats.transform(data.X_test)
+        t2 = time.perf_counter()
+        return {"n_train": Z.shape[0], "D": Z.shape[1], "nnz": int(Z.size), "kappa": None,
+                "test_unseen_share": 0.0, "featurize_s": t1 - t0, "transform_test_s": t2 - t1}
+
+    def work():
+        with threadpool_limits(limits=numba.get_num_threads()):
+            figures = rb_work() if method is FeatureMethod.rb else dense_work()
+        return {"dataset": data.name, "method": method.value, "kernel": kernel.value, "R": R, "sigma": sigma,
+                "seed": seed, **figures, "threads": numba.get_num_threads()}
 
     out = _guard(work)
     if as_json:
         typer.echo(json.dumps(out))
-    else:
+    elif method is FeatureMethod.rb:
         typer.echo(f"{name}: RB R={R} sigma={sigma:g}: D={out['D']} nnz={out['nnz']} kappa={out['kappa']:.2f} "
                    f"featurize {out['featurize_s']:.3f} s ({out['threads']} threads), test transform "
                    f"{out['transform_test_s']:.3f} s, {100 * out['test_unseen_share']:.1f}% test entries in unseen bins")
+    else:
+        typer.echo(f"{name}: {method.value} R={R} sigma={sigma:g} kernel {kernel.value}: D={out['D']} "
+                   f"featurize {out['featurize_s']:.3f} s ({out['threads']} threads), test transform "
+                   f"{out['transform_test_s']:.3f} s")
 
 
 @app.command()
@@ -261,9 +298,10 @@ def train(
     R: int = typer.Option(256, "--R", "-R", min=1,
                           help="rb: grids; rf: features; nystrom: landmarks; block: leaf size; exact: unused."),
     sigma: float = typer.Option(1.0, "--sigma", help="Inverse kernel width sigma (> 0)."),
+    kernel: Kernel = typer.Option(Kernel.l1, "--kernel", help=KERNEL_HELP),
     lam: Optional[float] = typer.Option(None, "--lam", help="Ridge lambda [default: the dataset's, usually 0.01]."),
     solver: Solver = typer.Option(Solver.default, "--solver",
-                                  help="default (rb, nystrom: cg; rf: direct; block, exact: Cholesky), cg, pcg "
+                                  help="default (rb: cg; rf, nystrom: direct; block, exact: Cholesky), cg, pcg "
                                        "(CG with a Jacobi preconditioner), direct, or rcd (L1-regularized "
                                        "coordinate descent; rb and rf)."),
     l1: Optional[float] = typer.Option(None, "--l1", help="rcd: the L1 weight lambda of F(w) [default: 1e-4]."),
@@ -302,7 +340,8 @@ def train(
     if solver is not Solver.rcd and l1 is not None:
         _fail("--l1 is the weight of the rcd solver's L1 term; add --solver rcd (ridge uses --lam)")
     rcd = solver is Solver.rcd
-    params = CellParams(dataset=name, method=method.value, sigma=sigma, R=R, lam=0.0, solver=solver.value,
+    params = CellParams(dataset=name, method=method.value, sigma=sigma, kernel=kernel.value, R=R, lam=0.0,
+                        solver=solver.value,
                         maxit=maxit, tol=tol, center=center, seed=seed, threads=threads, loss=loss.value,
                         epochs=epochs, variant=variant.value, memory_limit_gb=memory_limit)
     _guard(params.validate)
@@ -327,7 +366,8 @@ def train(
                    f"nnz(w)={row['nnz_w']}" if rcd else
                    f"{row['solver']}" + (f" {row['cg_iterations']} it" if row["solver"] in ("cg", "pcg") else ""))
     kappa = f" kappa={row['kappa']:.2f}" if row["kappa"] == row["kappa"] else ""
-    typer.echo(f"{data.name}: {method.value} R={R} sigma={sigma:g} {'l1' if rcd else 'lam'}={params.lam:g}: test "
+    kernel_text = f" kernel {kernel.value}" if kernel is not Kernel.l1 else ""
+    typer.echo(f"{data.name}: {method.value} R={R} sigma={sigma:g}{kernel_text} {'l1' if rcd else 'lam'}={params.lam:g}: test "
                f"{row['metric']} {row['test_metric']:.4g}{unit} (train {row['train_metric']:.4g}{unit}); "
                f"D={row['D']}{kappa}; {solver_text}; featurize {row['featurize_s']:.3f} s + solve "
                f"{row['solve_s']:.3f} s = train {row['train_s']:.3f} s; predict {row['predict_s']:.3f} s; peak "
@@ -364,7 +404,7 @@ def predict(
 
         write_text_atomic(out, lines)
     summary = {"model": str(model), "file": str(file), "rows": int(len(pred)), "dataset": header["dataset"],
-               "method": header["params"].get("method", header["class"]), "metric": metrics.metric_name(task),
+               "method": getattr(fitted, "method", header["class"]), "metric": metrics.metric_name(task),
                "value": score, "out": str(out) if out else None}
     if as_json:
         typer.echo(json.dumps(summary))

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy.spatial.distance import cdist
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics.pairwise import laplacian_kernel as sk_laplacian
 
@@ -9,8 +10,18 @@ from rbrepro.features.laplacian import laplacian_kernel
 from rbrepro.features.nystrom import NystromFeatures
 from rbrepro.features.random_fourier import RandomFourierFeatures
 from rbrepro.memory import MemoryLimitError
-from rbrepro.models import RandomFeatureRidge
-from rbrepro.models.kernel_ridge import ExactKernelRidge, IndependentBlockRidge
+from rbrepro.models import (
+    ExactKernelRegressor,
+    IndependentBlockRegressor,
+    NystromRegressor,
+    RandomBinningRegressor,
+    RandomFourierRegressor,
+)
+
+
+def euclidean_laplacian(A, B, sigma):
+    """Dense brute-force reference: exp(-sigma ||a - b||_2)."""
+    return np.exp(-sigma * cdist(np.asarray(A, np.float64), np.asarray(B, np.float64)))
 
 
 @pytest.fixture(scope="module")
@@ -28,13 +39,40 @@ def test_laplacian_kernel_matches_scikit_learn():
                                rtol=1e-6)
 
 
+def test_euclidean_laplacian_kernel_matches_brute_force():
+    rng = np.random.default_rng(11)
+    A, B = rng.random((50, 7)).astype(np.float32), rng.random((20, 7))
+    np.testing.assert_allclose(laplacian_kernel(A, B, 0.9, kernel="euclidean"), euclidean_laplacian(A, B, 0.9),
+                               rtol=1e-6)
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        laplacian_kernel(A, B, 0.9, kernel="gaussian")
+
+
+@pytest.mark.parametrize("kernel, reference", [("l1", lambda X, s: sk_laplacian(X, X, gamma=s)),
+                                               ("euclidean", lambda X, s: euclidean_laplacian(X, X, s))])
+def test_random_fourier_expectation_matches_its_kernel(kernel, reference):
+    """E[z(x)^T z(y)] = k(x, y): the mean Gram matrix over many independent draws is within a few
+    standard errors of the kernel, entry by entry, and the wrong kernel is clearly rejected."""
+    rng = np.random.default_rng(12)
+    X = rng.random((12, 4))
+    sigma = 1.5
+    grams = np.array([(lambda Z: Z @ Z.T)(RandomFourierFeatures(256, sigma, kernel, s).fit_transform(X)
+                                          .astype(np.float64)) for s in range(200)])
+    mean, se = grams.mean(axis=0), grams.std(axis=0, ddof=1) / np.sqrt(len(grams))
+    z = np.abs(mean - reference(X, sigma)) / np.maximum(se, 1e-12)
+    off = ~np.eye(len(X), dtype=bool)
+    assert z[off].max() < 5.0
+    other = euclidean_laplacian(X, X, sigma) if kernel == "l1" else sk_laplacian(X, X, gamma=sigma)
+    assert np.median((np.abs(mean - other) / se)[off]) > 5.0
+
+
 def test_random_fourier_is_unbiased_and_error_falls_with_R():
     rng = np.random.default_rng(2)
     X = rng.random((40, 3))
     K = sk_laplacian(X, X, gamma=1.2)
     errors = []
     for R in (64, 1024, 16384):
-        gram = np.mean([(lambda Z: Z @ Z.T)(RandomFourierFeatures(R, 1.2, s).fit_transform(X).astype(np.float64))
+        gram = np.mean([(lambda Z: Z @ Z.T)(RandomFourierFeatures(R, 1.2, random_state=s).fit_transform(X).astype(np.float64))
                         for s in range(3)], axis=0)
         errors.append(np.abs(gram - K).mean())
     assert errors[0] > errors[1] > errors[2]
@@ -46,55 +84,90 @@ def test_nystrom_reconstructs_the_kernel_statistically_and_exactly_at_R_equal_N(
     rng = np.random.default_rng(3)
     X = rng.random((200, 3))
     K = sk_laplacian(X, X, gamma=1.0)
-    Z = NystromFeatures(200, 1.0, 0).fit_transform(X)
+    Z = NystromFeatures(200, 1.0, random_state=0).fit_transform(X)
     np.testing.assert_allclose(Z @ Z.T, K, atol=1e-8)
-    err = [np.abs((lambda Z: Z @ Z.T)(NystromFeatures(R, 1.0, 0).fit_transform(X)) - K).mean() for R in (10, 50, 150)]
+    err = [np.abs((lambda Z: Z @ Z.T)(NystromFeatures(R, 1.0, random_state=0).fit_transform(X)) - K).mean() for R in (10, 50, 150)]
     assert err[0] > err[1] > err[2]
+
+
+def test_nystrom_euclidean_at_R_equal_N_reconstructs_its_kernel():
+    X = np.random.default_rng(13).random((120, 3))
+    Z = NystromFeatures(120, 0.8, "euclidean", 0).fit_transform(X)
+    np.testing.assert_allclose(Z @ Z.T, euclidean_laplacian(X, X, 0.8), atol=1e-8)
+
+
+def test_nystrom_with_more_landmarks_than_rows_uses_every_row():
+    X = np.random.default_rng(14).random((30, 3))
+    with pytest.warns(UserWarning, match="only 30 training rows"):
+        feats = NystromFeatures(64, 1.0, random_state=0).fit(X)
+    assert feats.n_components_ == 30 and feats.transform(X).shape == (30, 30)
 
 
 def test_exact_kernel_ridge_equals_scikit_learn(regression):
     X, y, Xt, _ = regression
-    ours = ExactKernelRidge(sigma=2.0, lam=0.05, center=True).fit(X, y)
+    ours = ExactKernelRegressor(sigma=2.0, lam=0.05, center=True).fit(X, y)
     ref = KernelRidge(alpha=0.05, kernel="laplacian", gamma=2.0).fit(X, y - y.mean())
     np.testing.assert_allclose(ours.predict(Xt), ref.predict(Xt) + y.mean(), atol=1e-10)
+    euclid = ExactKernelRegressor(sigma=2.0, kernel="euclidean", lam=0.05).fit(X, y)
+    ref = KernelRidge(alpha=0.05, kernel="precomputed").fit(euclidean_laplacian(X, X, 2.0), y - y.mean())
+    np.testing.assert_allclose(euclid.predict(Xt), ref.predict(euclidean_laplacian(Xt, X, 2.0)) + y.mean(),
+                               atol=1e-10)
 
 
 def test_nystrom_with_all_points_as_landmarks_equals_exact(regression):
     X, y, Xt, _ = regression
-    exact = ExactKernelRidge(sigma=2.0, lam=0.05).fit(X, y)
-    nys = RandomFeatureRidge("nystrom", 300, 2.0, 0.05, solver="direct", random_state=0).fit(X, y)
+    exact = ExactKernelRegressor(sigma=2.0, lam=0.05).fit(X, y)
+    nys = NystromRegressor(300, 2.0, lam=0.05, random_state=0).fit(X, y)
+    assert nys.solver_ == "direct"  # the authors' solve is the default
     np.testing.assert_allclose(nys.predict(Xt), exact.predict(Xt), atol=1e-6)
-    nys_cg = RandomFeatureRidge("nystrom", 300, 2.0, 0.05, solver="cg", maxit=3000, tol=1e-12).fit(X, y)
+    nys_cg = NystromRegressor(300, 2.0, lam=0.05, solver="cg", maxit=3000, tol=1e-12).fit(X, y)
     np.testing.assert_allclose(nys_cg.predict(Xt), exact.predict(Xt), atol=1e-5)
+
+
+def reference_leaf_sizes(n: int, r: int) -> list[int]:
+    """RLCM's rule on a plain recursion: a node of at least 2r rows splits at its median."""
+    if n < 2 * r:
+        return [n]
+    return reference_leaf_sizes(n // 2, r) + reference_leaf_sizes(n - n // 2, r)
+
+
+@pytest.mark.parametrize("n, r", [(300, 40), (300, 150), (300, 151), (1000, 7), (17, 1), (64, 64)])
+def test_block_leaves_follow_rlcm_rule(n, r):
+    X = np.random.default_rng(15).random((n, 3))
+    model = IndependentBlockRegressor(leaf_size=r, random_state=0).fit(X, X[:, 0])
+    sizes = sorted(len(rows) for rows in model.leaf_rows_)
+    assert sizes == sorted(reference_leaf_sizes(n, r))
+    assert min(sizes) >= min(r, n) and max(sizes) <= max(2 * r - 1, n if n < 2 * r else 0)
 
 
 def test_block_with_one_leaf_equals_exact_and_routes_like_training(regression):
     X, y, Xt, _ = regression
-    exact = ExactKernelRidge(sigma=2.0, lam=0.05).fit(X, y)
-    one_leaf = IndependentBlockRidge(leaf_size=300, sigma=2.0, lam=0.05).fit(X, y)
+    exact = ExactKernelRegressor(sigma=2.0, lam=0.05).fit(X, y)
+    one_leaf = IndependentBlockRegressor(leaf_size=151, sigma=2.0, lam=0.05).fit(X, y)  # 300 < 2 * 151: no split
+    assert len(one_leaf.leaf_rows_) == 1
     np.testing.assert_allclose(one_leaf.predict(Xt), exact.predict(Xt), atol=1e-12)
-    blocks = IndependentBlockRidge(leaf_size=40, sigma=2.0, lam=0.05, random_state=0).fit(X, y)
+    blocks = IndependentBlockRegressor(leaf_size=40, sigma=2.0, lam=0.05, random_state=0).fit(X, y)
     sizes = [len(r) for r in blocks.leaf_rows_]
-    assert max(sizes) <= 40 and sum(sizes) == 300 and len(sizes) == 8
+    assert min(sizes) >= 40 and max(sizes) <= 79 and sum(sizes) == 300 and len(sizes) == 4
     leaf_of_row = np.empty(300, int)
     for leaf, rows in enumerate(blocks.leaf_rows_):
         leaf_of_row[rows] = leaf
     np.testing.assert_array_equal(blocks.route(X), leaf_of_row)
     # each training prediction equals its own leaf's exact KRR prediction
     leaf = blocks.leaf_rows_[3]
-    local = ExactKernelRidge(sigma=2.0, lam=0.05, center=False).fit(X[leaf], y[leaf] - y.mean())
+    local = ExactKernelRegressor(sigma=2.0, lam=0.05, center=False).fit(X[leaf], y[leaf] - y.mean())
     np.testing.assert_allclose(blocks.predict(X[leaf]), local.predict(X[leaf]) + y.mean(), atol=1e-10)
 
 
 def test_rf_direct_and_cg_agree_and_center_default(regression):
     X, y, Xt, yt = regression
-    direct = RandomFeatureRidge("rf", 64, 2.0, 0.05, random_state=0).fit(X, y)
-    cg = RandomFeatureRidge("rf", 64, 2.0, 0.05, solver="cg", maxit=2000, tol=1e-12, random_state=0).fit(X, y)
+    direct = RandomFourierRegressor(64, 2.0, lam=0.05, random_state=0).fit(X, y)
+    cg = RandomFourierRegressor(64, 2.0, lam=0.05, solver="cg", maxit=2000, tol=1e-12, random_state=0).fit(X, y)
     assert direct.solver_ == "direct" and direct.center_ is True
     np.testing.assert_allclose(direct.predict(Xt), cg.predict(Xt), atol=1e-5)
-    rb = RandomFeatureRidge("rb", 64, 2.0, 0.05, random_state=0).fit(X, y)
-    rb_direct = RandomFeatureRidge("rb", 64, 2.0, 0.05, solver="direct", random_state=0).fit(X, y)
-    rb_cg = RandomFeatureRidge("rb", 64, 2.0, 0.05, maxit=5000, tol=1e-13, random_state=0).fit(X, y)
+    rb = RandomBinningRegressor(64, 2.0, 0.05, random_state=0).fit(X, y)
+    rb_direct = RandomBinningRegressor(64, 2.0, 0.05, solver="direct", random_state=0).fit(X, y)
+    rb_cg = RandomBinningRegressor(64, 2.0, 0.05, maxit=5000, tol=1e-13, random_state=0).fit(X, y)
     assert rb.solver_ == "cg" and rb.center_ is False
     np.testing.assert_allclose(rb_direct.predict(Xt), rb_cg.predict(Xt), atol=1e-6)
 
@@ -102,8 +175,11 @@ def test_rf_direct_and_cg_agree_and_center_default(regression):
 def test_every_method_beats_the_mean_predictor(regression):
     X, y, Xt, yt = regression
     baseline = np.linalg.norm(yt - y.mean()) / np.linalg.norm(yt)
-    models = [RandomFeatureRidge(m, 64, 2.0, 0.01, random_state=0) for m in ("rb", "rf", "nystrom")]
-    models += [IndependentBlockRidge(64, 2.0, 0.01, random_state=0), ExactKernelRidge(2.0, 0.01)]
+    models = [RandomBinningRegressor(64, 2.0, random_state=0), RandomFourierRegressor(64, 2.0, random_state=0),
+              NystromRegressor(64, 2.0, random_state=0), IndependentBlockRegressor(64, 2.0, random_state=0),
+              ExactKernelRegressor(2.0)]
+    models += [cls(64, 2.0, kernel="euclidean", random_state=0)
+               for cls in (RandomFourierRegressor, NystromRegressor, IndependentBlockRegressor)]
     for model in models:
         err = np.linalg.norm(model.fit(X, y).predict(Xt) - yt) / np.linalg.norm(yt)
         assert err < 0.6 * baseline, type(model).__name__
@@ -113,11 +189,11 @@ def test_memory_guard_refuses_before_allocating(regression):
     X, y, _, _ = regression
     with pytest.raises(MemoryLimitError, match=r"exact kernel on N = 300 rows needs about 0\.0 GB, more than the "
                                                r"memory limit of 0\.0 GB"):
-        ExactKernelRidge(memory_limit_gb=1e-5).fit(X, y)
+        ExactKernelRegressor(memory_limit_gb=1e-5).fit(X, y)
     with pytest.raises(MemoryLimitError, match="rf features"):
-        RandomFeatureRidge("rf", 4096, memory_limit_gb=1e-3).fit(X, y)
+        RandomFourierRegressor(4096, memory_limit_gb=1e-3).fit(X, y)
     huge_n = 10**6
     from rbrepro.memory import check_memory
 
     with pytest.raises(MemoryLimitError, match=r"needs about 7450\.7 GB"):
-        check_memory("exact", ExactKernelRidge.memory_needed(huge_n, 10))
+        check_memory("exact", ExactKernelRegressor.memory_needed(huge_n, 10))

@@ -103,7 +103,7 @@ def test_rf_features_and_traces():
     rng = np.random.default_rng(4)
     X = rng.random((300, 3))
     y = np.where(X[:, 0] > 0.5, 1.0, -1.0)
-    Z = RandomFourierFeatures(40, 1.0, 0).fit_transform(X)
+    Z = RandomFourierFeatures(40, 1.0, random_state=0).fit_transform(X)
     res = l1_rcd(Z, y, 1e-3, "logistic", epochs=30, threads=2, variant="sync")
     objs = [t[1] for t in res.trace]
     assert len(res.trace) == 31 and objs[-1] < objs[0]

@@ -1,13 +1,25 @@
-"""Laplacian kernel matrices K(A, B) = exp(-sigma ||a - b||_1), computed in row blocks."""
+"""Laplacian kernel matrices K(A, B) = exp(-sigma * distance(a, b)), computed in row blocks.
+
+Two distances (DESIGN §2): "l1", ||a - b||_1, the product kernel Random Binning approximates,
+and "euclidean", ||a - b||_2, the isotropic kernel of the authors' baselines (§2a).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 
-from rbrepro.features._laplacian_kernels import laplacian_matrix
+from rbrepro.features._laplacian_kernels import euclidean_laplacian_matrix, laplacian_matrix
 
 BLOCK_ROWS = 4096
+KERNELS = ("l1", "euclidean")
+_MATRIX = {"l1": laplacian_matrix, "euclidean": euclidean_laplacian_matrix}
+
+
+def check_kernel(kernel) -> str:
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    return kernel
 
 
 def as_dense(X) -> np.ndarray:
@@ -17,13 +29,14 @@ def as_dense(X) -> np.ndarray:
     return np.ascontiguousarray(X)
 
 
-def laplacian_kernel(A, B, sigma: float, out: np.ndarray | None = None) -> np.ndarray:
+def laplacian_kernel(A, B, sigma: float, out: np.ndarray | None = None, kernel: str = "l1") -> np.ndarray:
     """K(A, B) as float64 (A may be sparse: it is densified a block of rows at a time)."""
+    matrix = _MATRIX[check_kernel(kernel)]
     B = as_dense(B)
     n = A.shape[0]
     if out is None:
         out = np.empty((n, B.shape[0]))
     for lo in range(0, n, BLOCK_ROWS):
         hi = min(n, lo + BLOCK_ROWS)
-        laplacian_matrix(as_dense(A[lo:hi]), B, float(sigma), out[lo:hi])
+        matrix(as_dense(A[lo:hi]), B, float(sigma), out[lo:hi])
     return out

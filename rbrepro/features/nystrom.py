@@ -1,56 +1,87 @@
-"""Nystrom features for the Laplacian kernel (Williams & Seeger 2001; DESIGN §2).
+"""Nystrom features for Laplacian kernels (Williams & Seeger 2001; DESIGN §2).
 
-R landmarks drawn uniformly without replacement from the training rows;
+R landmarks drawn uniformly without replacement from the training rows (all of them when
+R exceeds their number, with a warning, as scikit-learn's Nystroem does);
 Z = K(X, L) K(L, L)^{-1/2}, with the symmetric pseudo-inverse square root (eigenvalues
 below 1e-12 of the largest cut off), so Z Z^T = K_nm K_mm^+ K_mn.
 """
 
 from __future__ import annotations
 
-import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_array, check_is_fitted
+import warnings
 
-from rbrepro.features.laplacian import as_dense, laplacian_kernel
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from rbrepro.features.laplacian import as_dense, check_kernel, laplacian_kernel
 from rbrepro.features.params import check_count, check_sigma
 
 EIGEN_CUTOFF = 1e-12
 
 
-class NystromFeatures(TransformerMixin, BaseEstimator):
-    """Nystrom feature map (dense N x R, float64) of the Laplacian kernel.
+class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Nystrom feature map (dense N x R, float64) of a Laplacian kernel.
 
-    Attributes: landmarks_ (R x d), landmark_indices_, normalization_ (R x R, K_mm^{-1/2}),
-    rank_ (eigenvalues kept).
+    Parameters
+    ----------
+    n_components : int, default=256
+        R, the number of landmarks (at most the number of training rows).
+    sigma : float, default=1.0
+        Inverse kernel width of exp(-sigma * distance(x, y)).
+    kernel : {"l1", "euclidean"}, default="l1"
+        The distance: ||x - y||_1 or ||x - y||_2.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the landmark draw.
+
+    Attributes
+    ----------
+    landmarks_ : ndarray of shape (n_components_, n_features_in_)
+    landmark_indices_ : ndarray of shape (n_components_,)
+    normalization_ : ndarray of shape (n_components_, n_components_), K_mm^{-1/2}
+    n_components_ : int, landmarks used (min(R, N)).
+    rank_ : int, eigenvalues of K_mm kept.
+    n_features_in_ : int
     """
 
-    def __init__(self, n_components: int = 256, sigma: float = 1.0, random_state=None):
+    def __init__(self, n_components: int = 256, sigma: float = 1.0, kernel: str = "l1", random_state=None):
         self.n_components = n_components
         self.sigma = sigma
+        self.kernel = kernel
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     def fit(self, X, y=None):
         check_count("n_components (R)", self.n_components)
         check_sigma(self.sigma)
-        X = check_array(X, accept_sparse="csr", dtype=[np.float32, np.float64])
+        check_kernel(self.kernel)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
         n = X.shape[0]
-        if self.n_components > n:
-            raise ValueError(f"R = {self.n_components} landmarks requested, but there are only {n} training rows")
-        self.n_features_in_ = X.shape[1]
-        rng = np.random.default_rng(self.random_state)
-        self.landmark_indices_ = np.sort(rng.choice(n, self.n_components, replace=False))
+        R = self.n_components
+        if R > n:
+            warnings.warn(f"n_components = {R} landmarks requested, but there are only {n} training rows: "
+                          f"using {n}", UserWarning, stacklevel=2)
+            R = n
+        seed = self.random_state if not isinstance(self.random_state, np.random.RandomState) else \
+            self.random_state.randint(2**31)
+        rng = np.random.default_rng(seed)
+        self.n_components_ = R
+        self.landmark_indices_ = np.sort(rng.choice(n, R, replace=False))
         self.landmarks_ = as_dense(X[self.landmark_indices_])
-        K_mm = laplacian_kernel(self.landmarks_, self.landmarks_, self.sigma)
+        K_mm = laplacian_kernel(self.landmarks_, self.landmarks_, self.sigma, kernel=self.kernel)
         vals, vecs = np.linalg.eigh(K_mm)
         keep = vals > EIGEN_CUTOFF * vals.max()
         self.rank_ = int(keep.sum())
         self.normalization_ = (vecs[:, keep] / np.sqrt(vals[keep])) @ vecs[:, keep].T
+        self._n_features_out = R
         return self
 
     def transform(self, X) -> np.ndarray:
         check_is_fitted(self, "normalization_")
-        X = check_array(X, accept_sparse="csr", dtype=[np.float32, np.float64])
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but the landmarks have {self.n_features_in_}")
-        K_nm = laplacian_kernel(X, self.landmarks_, self.sigma)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        K_nm = laplacian_kernel(X, self.landmarks_, self.sigma, kernel=self.kernel)
         return K_nm @ self.normalization_

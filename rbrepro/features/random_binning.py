@@ -12,8 +12,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rbrepro.features import _binning_kernels as kernels
 from rbrepro.features.binned_matrix import BinnedMatrix
@@ -46,7 +46,7 @@ def _next_pow2(values: np.ndarray) -> np.ndarray:
     return (2 ** np.ceil(np.log2(np.maximum(values, 1)))).astype(np.int64)
 
 
-class RandomBinningFeatures(TransformerMixin, BaseEstimator):
+class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Random Binning feature map (Wu et al. 2016, Alg. 1) for the Laplacian kernel.
 
     Parameters
@@ -79,12 +79,13 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
         check_count("n_grids (R)", self.n_grids)
         check_sigma(self.sigma)
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
     def _check_X(self, X, reset: bool):
-        X = check_array(X, accept_sparse="csr", dtype=[np.float32, np.float64], order="C")
-        if reset:
-            self.n_features_in_ = X.shape[1]
-        elif X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but the grids were drawn for {self.n_features_in_}")
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float32, np.float64], order="C", reset=reset)
         if sp.issparse(X):
             X.sort_indices()
         return X
@@ -117,7 +118,9 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
         if n * R > np.iinfo(np.int32).max:  # D <= N R columns must fit int32 ids: refuse before allocating
             raise MemoryError(f"N R = {n} x {R} = {n * R:,} may exceed the int32 column-id range (D <= N R); "
                               "lower R")
-        rng = np.random.default_rng(self.random_state)
+        seed = self.random_state if not isinstance(self.random_state, np.random.RandomState) else \
+            self.random_state.randint(2**31)
+        rng = np.random.default_rng(seed)
         self.deltas_ = rng.gamma(shape=2.0, scale=1.0 / self.sigma, size=(R, d))
         self.offsets_ = rng.uniform(0.0, self.deltas_)
         self._inv_deltas = 1.0 / self.deltas_
@@ -146,6 +149,7 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
         self.bins_per_grid_ = n_bins
         self.column_offsets_ = col_offsets
         self.n_bins_ = int(col_offsets[-1])
+        self._n_features_out = self.n_bins_
         self.kappa_ = float(np.mean(n / max_count)) if n else float("nan")
         self.nnz_ = n * R
         uniq_flat = np.concatenate(uniq_parts) if uniq_parts else np.empty(0, np.uint64)

@@ -1,47 +1,83 @@
-"""Random Fourier features for the Laplacian kernel exp(-sigma ||x - y||_1) (Rahimi & Recht 2007).
+"""Random Fourier features for Laplacian kernels (Rahimi & Recht 2007; DESIGN §2).
 
-The kernel's Fourier transform is a product of Cauchy densities, so omega_j ~ Cauchy(0,
-scale sigma) per coordinate, b ~ U[0, 2 pi), z(x) = sqrt(2/R) cos(omega^T x + b) and
-E[z(x)^T z(y)] = k(x, y). Featurizing is one BLAS product plus a cosine, in float32.
+k(x, y) = exp(-sigma d(x, y)) is the characteristic function of omega's distribution:
+- L1 distance: a product of Cauchy densities, omega_j ~ Cauchy(0, scale sigma) per coordinate;
+- Euclidean distance: the multivariate Cauchy (Student t, one degree of freedom),
+  omega = sigma g / |s| with g ~ N(0, I_d), s ~ N(0, 1), as the authors' library draws it.
+Then b ~ U[0, 2 pi), z(x) = sqrt(2/R) cos(omega^T x + b) and E[z(x)^T z(y)] = k(x, y).
+Featurizing is one BLAS product plus a cosine, in float32.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rbrepro.features.laplacian import check_kernel
 from rbrepro.features.params import check_count, check_sigma
 
 BLOCK_ROWS = 16384
 
 
-class RandomFourierFeatures(TransformerMixin, BaseEstimator):
-    """Random Fourier feature map (dense N x R, float32) of the Laplacian kernel.
+def draw_frequencies(rng, d: int, R: int, sigma: float, kernel: str) -> np.ndarray:
+    """d x R frequencies whose characteristic function is exp(-sigma * distance)."""
+    if kernel == "l1":
+        return sigma * rng.standard_cauchy((d, R))
+    g = rng.standard_normal((d, R))
+    s = np.abs(rng.standard_normal(R))
+    return sigma * g / np.maximum(s, np.finfo(float).tiny)
 
-    Attributes: omegas_ (d x R float32), phases_ (R,), n_features_in_.
+
+class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Random Fourier feature map (dense N x R, float32) of a Laplacian kernel.
+
+    Parameters
+    ----------
+    n_components : int, default=256
+        R, the number of features.
+    sigma : float, default=1.0
+        Inverse kernel width of exp(-sigma * distance(x, y)).
+    kernel : {"l1", "euclidean"}, default="l1"
+        The distance: ||x - y||_1 or ||x - y||_2.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the frequency draw.
+
+    Attributes
+    ----------
+    omegas_ : ndarray of shape (n_features_in_, R), float32
+    phases_ : ndarray of shape (R,), float32
+    n_features_in_ : int
     """
 
-    def __init__(self, n_components: int = 256, sigma: float = 1.0, random_state=None):
+    def __init__(self, n_components: int = 256, sigma: float = 1.0, kernel: str = "l1", random_state=None):
         self.n_components = n_components
         self.sigma = sigma
+        self.kernel = kernel
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float32"]  # features are float32 whatever the input
+        return tags
 
     def fit(self, X, y=None):
         check_count("n_components (R)", self.n_components)
         check_sigma(self.sigma)
-        X = check_array(X, accept_sparse="csr", dtype=[np.float32, np.float64])
-        self.n_features_in_ = X.shape[1]
-        rng = np.random.default_rng(self.random_state)
-        self.omegas_ = (self.sigma * rng.standard_cauchy((X.shape[1], self.n_components))).astype(np.float32)
+        check_kernel(self.kernel)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float32, np.float64])
+        seed = self.random_state if not isinstance(self.random_state, np.random.RandomState) else \
+            self.random_state.randint(2**31)
+        rng = np.random.default_rng(seed)
+        self.omegas_ = draw_frequencies(rng, X.shape[1], self.n_components, self.sigma, self.kernel).astype(np.float32)
         self.phases_ = rng.uniform(0, 2 * np.pi, self.n_components).astype(np.float32)
+        self._n_features_out = self.n_components
         return self
 
     def transform(self, X) -> np.ndarray:
         check_is_fitted(self, "omegas_")
-        X = check_array(X, accept_sparse="csr", dtype=[np.float32, np.float64])
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but the map was drawn for {self.n_features_in_}")
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float32, np.float64], reset=False)
         n, R = X.shape[0], self.n_components
         Z = np.empty((n, R), dtype=np.float32)
         scale = np.float32(np.sqrt(2.0 / R))

@@ -1,5 +1,36 @@
-"""Models: feature map + solver, with the cost figures a result row reports."""
+"""Models: feature map + solver, as scikit-learn classifiers and regressors.
 
-from rbrepro.models.feature_ridge import RandomBinningRidge, RandomFeatureRidge
+Every method of the paper comes as a classifier and a regressor with the same parameters;
+each can be built with no arguments and passes scikit-learn's `check_estimator`.
+"""
 
-__all__ = ["RandomBinningRidge", "RandomFeatureRidge"]
+from rbrepro.models.feature_ridge import (
+    NystromClassifier,
+    NystromRegressor,
+    RandomBinningClassifier,
+    RandomBinningRegressor,
+    RandomFourierClassifier,
+    RandomFourierRegressor,
+)
+from rbrepro.models.kernel_ridge import (
+    ExactKernelClassifier,
+    ExactKernelRegressor,
+    IndependentBlockClassifier,
+    IndependentBlockRegressor,
+)
+from rbrepro.models.l1_model import L1FeatureClassifier, L1FeatureRegressor
+
+__all__ = [
+    "RandomBinningClassifier",
+    "RandomBinningRegressor",
+    "RandomFourierClassifier",
+    "RandomFourierRegressor",
+    "NystromClassifier",
+    "NystromRegressor",
+    "IndependentBlockClassifier",
+    "IndependentBlockRegressor",
+    "ExactKernelClassifier",
+    "ExactKernelRegressor",
+    "L1FeatureClassifier",
+    "L1FeatureRegressor",
+]

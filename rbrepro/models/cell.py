@@ -18,10 +18,11 @@ from threadpoolctl import threadpool_limits
 
 from rbrepro import metrics
 from rbrepro.data.load import Dataset, validation_split
+from rbrepro.features.laplacian import KERNELS
 from rbrepro.memory import PeakMemory
-from rbrepro.models.feature_ridge import DEFAULT_SOLVER, RandomFeatureRidge
-from rbrepro.models.kernel_ridge import ExactKernelRidge, IndependentBlockRidge
-from rbrepro.models.l1_model import L1FeatureModel
+from rbrepro.models.feature_ridge import DEFAULT_SOLVER, FEATURE_RIDGE
+from rbrepro.models.kernel_ridge import KERNEL_RIDGE
+from rbrepro.models.l1_model import L1_MODEL
 from rbrepro.provenance import provenance
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.solvers.rcd import LOSSES, VARIANTS
@@ -39,6 +40,7 @@ class CellParams:
     dataset: str
     method: str = "rb"
     sigma: float = 1.0
+    kernel: str = "l1"          # l1 | euclidean (rf, nystrom, block, exact; rb is l1 only)
     R: int = 256                # grids (rb), features (rf), landmarks (nystrom), leaf size (block); unused by exact
     lam: float = 0.01           # ridge lambda (CG / direct / Cholesky) or the L1 weight (rcd)
     solver: str = "default"     # default | cg | pcg | direct | rcd
@@ -62,6 +64,11 @@ class CellParams:
             raise ValueError(f"{self.method} solves its kernel systems by Cholesky; --solver must be 'default'")
         if self.solver == "rcd" and self.method not in ("rb", "rf"):
             raise ValueError("the rcd solver runs on rb or rf features")
+        if self.kernel not in KERNELS:
+            raise ValueError(f"kernel {self.kernel!r} is not available; choose from {', '.join(KERNELS)}")
+        if self.kernel != "l1" and (self.method == "rb" or self.solver == "rcd"):
+            raise ValueError(f"Random Binning approximates the L1 kernel only; kernel {self.kernel!r} needs method "
+                             "rf, nystrom, block or exact (and a ridge solver)")
         if not (self.sigma > 0) or not np.isfinite(self.sigma):
             raise ValueError(f"sigma must be a positive finite number, got {self.sigma}")
         if self.R < 1 and self.method != "exact":
@@ -80,18 +87,24 @@ class CellParams:
 
 
 def make_model(params: CellParams, task: str, threads: int):
-    """The estimator a cell's parameters describe."""
+    """The estimator a cell's parameters describe: the same classes `rbrepro.models` exports."""
     p = params
+    optional = {} if p.center is None else {"center": p.center}
     if p.solver == "rcd":
-        return L1FeatureModel(p.method, p.R, p.sigma, p.lam, task, p.loss, p.epochs, threads, p.variant, p.seed,
+        return L1_MODEL[task](p.method, p.R, p.sigma, p.lam, p.loss, p.epochs, threads, p.variant, p.seed,
                               p.memory_limit_gb)
     if p.method == "exact":
-        return ExactKernelRidge(p.sigma, p.lam, task, p.center, p.memory_limit_gb)
+        return KERNEL_RIDGE["exact", task](sigma=p.sigma, kernel=p.kernel, lam=p.lam,
+                                           memory_limit_gb=p.memory_limit_gb, **optional)
     if p.method == "block":
-        return IndependentBlockRidge(p.R, p.sigma, p.lam, task, p.center, p.seed, p.memory_limit_gb)
-    solver = None if p.solver == "default" else p.solver
-    return RandomFeatureRidge(p.method, p.R, p.sigma, p.lam, task, solver, p.maxit, p.tol, p.center, p.seed,
-                              p.memory_limit_gb)
+        return KERNEL_RIDGE["block", task](leaf_size=p.R, sigma=p.sigma, kernel=p.kernel, lam=p.lam,
+                                           random_state=p.seed, memory_limit_gb=p.memory_limit_gb, **optional)
+    if p.solver != "default":
+        optional["solver"] = p.solver
+    cls = FEATURE_RIDGE[p.method, task]
+    r_param = {"n_grids": p.R} if p.method == "rb" else {"n_components": p.R, "kernel": p.kernel}
+    return cls(**r_param, sigma=p.sigma, lam=p.lam, maxit=p.maxit, tol=p.tol, random_state=p.seed,
+               memory_limit_gb=p.memory_limit_gb, **optional)
 
 
 def run_cell(params: CellParams, data: Dataset, model_out: list | None = None) -> dict:

@@ -4,7 +4,11 @@ Solve (Z^T Z + lam I) W = Z^T Y and predict Z_0 W (DESIGN §2). Default solvers 
 the authors: CG on Z for RB and Nystrom (at most maxit iterations, relative residual
 tol), a direct solve of the R x R normal equations for RF; either can be chosen.
 Targets are centred by default for RF and Nystrom (the authors' library), not for RB
-(their RB driver).
+(their RB driver). Nystrom's default solve is direct, as the authors' (DESIGN §2a).
+
+Six estimators, a classifier and a regressor per feature map, share one fit:
+RandomBinningClassifier / Regressor, RandomFourierClassifier / Regressor,
+NystromClassifier / Regressor.
 """
 
 from __future__ import annotations
@@ -12,31 +16,25 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 
 from rbrepro.features.nystrom import NystromFeatures
 from rbrepro.features.random_binning import RandomBinningFeatures
 from rbrepro.features.random_fourier import RandomFourierFeatures
 from rbrepro.memory import check_memory, memory_limit_bytes
-from rbrepro.models import targets
+from rbrepro.models._base import _Classifier, _Regressor, train_predictions
 from rbrepro.solvers.cg import MAXIT, TOL, ridge_cg
 from rbrepro.solvers.direct import DenseOperator, ridge_direct
 
 FEATURES = {"rb": RandomBinningFeatures, "rf": RandomFourierFeatures, "nystrom": NystromFeatures}
-DEFAULT_SOLVER = {"rb": "cg", "rf": "direct", "nystrom": "cg"}
+DEFAULT_SOLVER = {"rb": "cg", "rf": "direct", "nystrom": "direct"}
 DEFAULT_CENTER = {"rb": False, "rf": True, "nystrom": True}
 SOLVERS = ("cg", "pcg", "direct")
-TASKS = ("regression", "classification")
+KERNELS = ("l1", "euclidean")
 
 
 PREDICT_BLOCK_ENTRIES = 1 << 26  # feature entries per prediction block: 256 MB of int32 ids or float32 values
-
-
-def _feature_map(method: str, R: int, sigma: float, seed):
-    if method == "rb":
-        return RandomBinningFeatures(n_grids=R, sigma=sigma, random_state=seed)
-    return FEATURES[method](n_components=R, sigma=sigma, random_state=seed)
 
 
 def featurize_memory(method: str, n: int, d: int, R: int) -> float:
@@ -66,76 +64,76 @@ def cg_columns_per_pass(D: int, C: int, limit_bytes: float) -> int:
 
 def feature_cost(model) -> dict:
     """D, nnz, kappa and the paper's memory model (stored entries per training point) of a
-    fitted model on random features (needs method, n_components, features_, n_columns_,
-    train_scores_)."""
+    fitted model on random features (needs features_, n_columns_, train_scores_)."""
     n = model.train_scores_.shape[0]
-    if model.method == "rb":
-        f = model.features_
+    f = model.features_
+    if isinstance(f, RandomBinningFeatures):
         return {"D": f.n_bins_, "nnz": f.nnz_, "kappa": f.kappa_,
-                "memory_model_entries": model.n_components + f.n_bins_ / n}
+                "memory_model_entries": f.n_grids + f.n_bins_ / n}
     return {"D": model.n_columns_, "nnz": n * model.n_columns_, "kappa": float("nan"),
-            "memory_model_entries": float(model.n_components)}
+            "memory_model_entries": float(model.n_columns_)}
 
 
-class RandomFeatureRidge(BaseEstimator):
-    """Kernel ridge approximated on random features of the Laplacian kernel.
+class _FeatureRidge(BaseEstimator):
+    """Ridge on an explicit random feature map; subclasses fix the map and the task.
 
-    Parameters: method ("rb", "rf", "nystrom"), n_components (R), sigma, lam, task
-    ("regression" or "classification"), solver ("cg", "direct" or None for the method's
-    default; "pcg" is CG with the Jacobi preconditioner diag(Z^T Z) + lam), maxit, tol (CG), center (None: the method's default), random_state,
-    memory_limit_gb (None: $RBREPRO_MEMORY_LIMIT_GB or 60 % of RAM).
-
-    Fitted: features_, coef_ (D x C), classes_, y_mean_, solver_, center_, cg_iterations_,
-    cg_residual_, featurize_s_, solve_s_, train_s_, train_scores_, n_columns_.
+    Fitted: features_, coef_ (D x C), y_mean_, solver_, cg_iterations_, cg_residual_,
+    featurize_s_, solve_s_, train_s_, train_scores_, n_columns_, n_features_in_ (and
+    classes_ for classifiers).
     """
 
-    def __init__(self, method="rb", n_components=256, sigma=1.0, lam=0.01, task="regression", solver=None,
-                 maxit=MAXIT, tol=TOL, center=None, random_state=None, memory_limit_gb=None):
-        self.method = method
-        self.n_components = n_components
-        self.sigma = sigma
-        self.lam = lam
-        self.task = task
-        self.solver = solver
-        self.maxit = maxit
-        self.tol = tol
-        self.center = center
-        self.random_state = random_state
-        self.memory_limit_gb = memory_limit_gb
+    _method: str  # "rb", "rf" or "nystrom"
+
+    # -- the parts a subclass defines ---------------------------------------------
+    def _n_requested(self) -> int:
+        return self.n_components
+
+    def _feature_map(self):
+        return FEATURES[self._method](n_components=self.n_components, sigma=self.sigma, kernel=self.kernel,
+                                      random_state=self.random_state)
+
+    # -- shared -------------------------------------------------------------------
+    @property
+    def method(self) -> str:
+        """'rb', 'rf' or 'nystrom' (fixed by the class)."""
+        return self._method
 
     def _check_params(self):
-        if self.method not in FEATURES:
-            raise ValueError(f"method must be one of {tuple(FEATURES)}, got {self.method!r}")
-        if self.task not in TASKS:
-            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
-        if self.solver not in (None, *SOLVERS):
+        if self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        if not self.lam >= 0:
-            raise ValueError(f"lam must be >= 0, got {self.lam}")
+        if not (isinstance(self.lam, (int, float, np.number)) and np.isfinite(self.lam) and self.lam >= 0):
+            raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}")
+        if not (isinstance(self.maxit, (int, np.integer)) and self.maxit >= 0):
+            raise ValueError(f"maxit must be an integer >= 0, got {self.maxit!r}")
+        if not (isinstance(self.tol, (int, float, np.number)) and self.tol > 0):
+            raise ValueError(f"tol must be a number > 0, got {self.tol!r}")
 
     def fit(self, X, y):
+        """Featurize X, then solve (Z^T Z + lam I) W = Z^T (Y - y_mean) with the chosen solver."""
+        X, Y = self._validate_fit(X, y)
         self._check_params()
-        self.solver_ = self.solver or DEFAULT_SOLVER[self.method]
-        self.center_ = DEFAULT_CENTER[self.method] if self.center is None else bool(self.center)
-        Y, self.classes_ = targets.encode(np.asarray(y), self.task)
+        self.solver_ = self.solver
+        self.center_ = bool(self.center)
         self.y_mean_ = Y.mean(axis=0) if self.center_ else np.zeros(Y.shape[1])
         n, d = X.shape
-        check_memory(f"{self.method} features of {n} rows at R = {self.n_components}",
-                     featurize_memory(self.method, n, d, self.n_components), self.memory_limit_gb)
+        R = self._n_requested()
+        check_memory(f"{self._method} features of {n} rows at R = {R}",
+                     featurize_memory(self._method, n, d, min(R, n) if self._method == "nystrom" else R),
+                     self.memory_limit_gb)
         t0 = time.perf_counter()
-        self.features_ = _feature_map(self.method, self.n_components, self.sigma, self.random_state)
-        if self.method == "rb":
+        self.features_ = self._feature_map()
+        if self._method == "rb":
             Z = self.features_.fit_transform_binned(X)
         else:
             Z = self.features_.fit(X).transform(X)
         t1 = time.perf_counter()
         self.n_columns_ = Z.shape[1]
-        operator = Z if self.method == "rb" else DenseOperator(Z)
+        operator = Z if self._method == "rb" else DenseOperator(Z)
         if self.solver_ in ("cg", "pcg"):
             self._solve_cg(operator, Y - self.y_mean_)
         else:
             check_memory(f"the {self.solver_} solve for D = {self.n_columns_}",
-                         solve_memory(self.method, self.solver_, self.n_columns_, Y.shape[1]), self.memory_limit_gb)
+                         solve_memory(self._method, self.solver_, self.n_columns_, Y.shape[1]), self.memory_limit_gb)
             self.coef_ = ridge_direct(Z, Y - self.y_mean_, self.lam)
             self.cg_iterations_, self.cg_residual_ = 0, float("nan")
         t2 = time.perf_counter()
@@ -150,65 +148,210 @@ class RandomFeatureRidge(BaseEstimator):
         D, C = self.n_columns_, Y.shape[1]
         per_pass = cg_columns_per_pass(D, C, memory_limit_bytes(self.memory_limit_gb))
         if per_pass < 1:  # not even one target fits beside the coefficients: refused in one line
-            check_memory(f"the {self.solver_} solve for D = {D}", solve_memory(self.method, self.solver_, D, 1)
+            check_memory(f"the {self.solver_} solve for D = {D}", solve_memory(self._method, self.solver_, D, 1)
                          + 8.0 * D * C, self.memory_limit_gb)
             per_pass = 1
-        self.coef_ = np.empty((D, C)) if per_pass < C else None
+        coef = np.empty((D, C)) if per_pass < C else None
         self.cg_iterations_, self.cg_residual_, self.cg_passes_ = 0, 0.0, 0
         for lo in range(0, C, per_pass):
             result = ridge_cg(operator, Y[:, lo:lo + per_pass], self.lam, self.maxit, self.tol,
                               jacobi=self.solver_ == "pcg")
-            if self.coef_ is None:
-                self.coef_ = result.coef
+            if coef is None:
+                coef = result.coef
             else:
-                self.coef_[:, lo:lo + per_pass] = result.coef
+                coef[:, lo:lo + per_pass] = result.coef
             self.cg_iterations_ = max(self.cg_iterations_, result.iterations)
             self.cg_residual_ = max(self.cg_residual_, float(result.relative_residual.max()))
             self.cg_passes_ += 1
+        self.coef_ = coef
 
     def _transform(self, X):
-        if self.method == "rb":
+        if self._method == "rb":
             return self.features_.transform_binned(X)
         return DenseOperator(self.features_.transform(X))
 
-    def decision_function(self, X) -> np.ndarray:
-        """Scores of new rows, featurized in row blocks of about PREDICT_BLOCK_ENTRIES feature
-        entries each, so predicting a large test set never holds its whole Z (ijcnn1's 91,701
-        test rows at R = 35,000 would be 12.8 GB of column ids at once)."""
+    def _scores(self, X) -> np.ndarray:
+        """Decision values (n x C) of validated rows, featurized in row blocks of about
+        PREDICT_BLOCK_ENTRIES feature entries each, so predicting a large test set never holds
+        its whole Z (ijcnn1's 91,701 test rows at R = 35,000 would be 12.8 GB of column ids)."""
         n = X.shape[0]
-        step = max(1, PREDICT_BLOCK_ENTRIES // max(int(self.n_components), 1))
+        step = max(1, PREDICT_BLOCK_ENTRIES // max(int(self._n_requested()), 1))
+        coef = self.coef_.reshape(self.coef_.shape[0], -1)
         if n <= step:
-            return self._transform(X).matvec(self.coef_) + self.y_mean_
-        out = np.empty((n,) + self.coef_.shape[1:], dtype=np.float64)
+            return self._transform(X).matvec(coef) + self.y_mean_
+        out = np.empty((n, coef.shape[1]), dtype=np.float64)
         for lo in range(0, n, step):
-            out[lo:lo + step] = self._transform(X[lo:lo + step]).matvec(self.coef_)
+            out[lo:lo + step] = self._transform(X[lo:lo + step]).matvec(coef)
         return out + self.y_mean_
-
-    def predict(self, X) -> np.ndarray:
-        return targets.decode(self.decision_function(X), self.classes_)
 
     def predict_train(self) -> np.ndarray:
         """Predictions on the training rows, from the Z built during fit."""
-        return targets.decode(self.train_scores_, self.classes_)
+        check_is_fitted(self)
+        return train_predictions(self)
 
     def warm_up(self, X) -> None:
-        """Compile or load every numba kernel for X's types, so timings exclude compilation."""
-        small = X[:8] if not sp.issparse(X) else X[:8]
-        RandomFeatureRidge(self.method, min(2, small.shape[0]), self.sigma, self.lam, self.task, self.solver,
-                           2, self.tol, self.center, 0).fit(small, np.arange(small.shape[0]) % 2)
+        """Compile or load every numba kernel this estimator's fit and predict use for X's types,
+        with one target column and with several (they are different kernels), so that timings
+        exclude compilation."""
+        small = X[:8]
+        n = small.shape[0]
+        probe = _as_classifier(clone_with(self, **{self._r_param: min(2, n), "maxit": 2, "memory_limit_gb": None}))
+        for n_classes in sorted({2, min(3, n)}):  # one right-hand side, then several
+            probe.fit(small, np.arange(n) % n_classes).predict(small)
 
     def cost(self) -> dict:
         return feature_cost(self)
 
 
-class RandomBinningRidge(RandomFeatureRidge):
-    """RandomFeatureRidge with method="rb" (kept for its shorter signature)."""
+def clone_with(estimator, **params):
+    """A fresh unfitted copy of `estimator` with some parameters replaced."""
+    return type(estimator)(**{**estimator.get_params(deep=False), **params})
 
-    def __init__(self, n_grids=256, sigma=1.0, lam=0.01, task="regression", maxit=MAXIT, tol=TOL, center=False,
-                 random_state=None, solver=None, memory_limit_gb=None):
-        super().__init__("rb", n_grids, sigma, lam, task, solver, maxit, tol, center, random_state, memory_limit_gb)
+
+def _as_classifier(estimator):
+    """The classifier twin of a feature-ridge estimator (warm-up needs several targets)."""
+    twin = _CLASSIFIER_OF.get(type(estimator), type(estimator))
+    return twin(**estimator.get_params(deep=False))
+
+
+_R_DOC = """
+    Parameters
+    ----------
+    {r_name} : int, default=256
+        R, {r_meaning}.
+    sigma : float, default=1.0
+        Inverse kernel width: k(x, y) = exp(-sigma * distance(x, y)).
+{kernel_doc}    lam : float, default=0.01
+        Ridge lambda, used as written (not scaled by N).
+    solver : {{"cg", "pcg", "direct"}}, default="{solver}"
+        CG on Z (at most `maxit` iterations, relative residual `tol`; the paper's solver),
+        CG with the Jacobi preconditioner diag(Z^T Z) + lam, or a direct solve of the
+        normal equations.
+    maxit : int, default=50
+        CG iteration cap (the authors' default; early stopping is part of the regularization).
+    tol : float, default=1e-3
+        CG relative residual at which to stop.
+    center : bool, default={center}
+        Subtract the training mean of the targets and add it back at prediction.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the feature draw.
+    memory_limit_gb : float or None, default=None
+        Refuse, before allocating, work whose estimate exceeds this many GB (None:
+        $RBREPRO_MEMORY_LIMIT_GB or 60 % of RAM).
+
+    Attributes
+    ----------
+    features_ : the fitted feature map.
+    coef_ : ndarray of shape (D, C)
+        Ridge weights (C = 1 for regression and two classes, else one column per class).
+    y_mean_ : ndarray of shape (C,)
+    classes_ : ndarray (classifiers only)
+    n_features_in_ : int
+    n_columns_ : int
+        D, the number of feature columns.
+    cg_iterations_, cg_residual_ : CG's iterations and worst final relative residual.
+    featurize_s_, solve_s_, train_s_ : wall seconds of the fit's phases.
+"""
+
+_KERNEL_DOC = """    kernel : {"l1", "euclidean"}, default="l1"
+        Distance of the Laplacian kernel: ||x - y||_1 (the kernel RB approximates) or
+        ||x - y||_2 (what the authors' baselines used; DESIGN §2a).
+"""
+
+
+def _doc(summary: str, r_name: str, r_meaning: str, solver: str, center: bool, kernel: bool) -> str:
+    return summary + "\n" + _R_DOC.format(r_name=r_name, r_meaning=r_meaning, solver=solver, center=center,
+                                          kernel_doc=_KERNEL_DOC if kernel else "")
+
+
+class _RandomBinningRidge(_FeatureRidge):
+    _method = "rb"
+    _r_param = "n_grids"
+
+    def __init__(self, n_grids=256, sigma=1.0, lam=0.01, solver="cg", maxit=MAXIT, tol=TOL, center=False,
+                 random_state=None, memory_limit_gb=None):
         self.n_grids = n_grids
+        self.sigma = sigma
+        self.lam = lam
+        self.solver = solver
+        self.maxit = maxit
+        self.tol = tol
+        self.center = center
+        self.random_state = random_state
+        self.memory_limit_gb = memory_limit_gb
 
-    def fit(self, X, y):
-        self.n_components = self.n_grids
-        return super().fit(X, y)
+    def _n_requested(self) -> int:
+        return self.n_grids
+
+    def _feature_map(self):
+        return RandomBinningFeatures(n_grids=self.n_grids, sigma=self.sigma, random_state=self.random_state)
+
+
+class _RandomFourierRidge(_FeatureRidge):
+    _method = "rf"
+    _r_param = "n_components"
+
+    def __init__(self, n_components=256, sigma=1.0, kernel="l1", lam=0.01, solver="direct", maxit=MAXIT, tol=TOL,
+                 center=True, random_state=None, memory_limit_gb=None):
+        self.n_components = n_components
+        self.sigma = sigma
+        self.kernel = kernel
+        self.lam = lam
+        self.solver = solver
+        self.maxit = maxit
+        self.tol = tol
+        self.center = center
+        self.random_state = random_state
+        self.memory_limit_gb = memory_limit_gb
+
+
+class _NystromRidge(_RandomFourierRidge):
+    _method = "nystrom"
+
+    def __init__(self, n_components=256, sigma=1.0, kernel="l1", lam=0.01, solver="direct", maxit=MAXIT, tol=TOL,
+                 center=True, random_state=None, memory_limit_gb=None):
+        super().__init__(n_components, sigma, kernel, lam, solver, maxit, tol, center, random_state,
+                         memory_limit_gb)
+
+
+class RandomBinningClassifier(_Classifier, _RandomBinningRidge):
+    __doc__ = _doc("Ridge classifier (one-vs-all) on Random Binning features (Alg. 1) of exp(-sigma ||x - y||_1).",
+                   "n_grids", "the number of random grids", "cg", False, False)
+
+
+class RandomBinningRegressor(_Regressor, _RandomBinningRidge):
+    __doc__ = _doc("Ridge regression on Random Binning features (Alg. 1) of exp(-sigma ||x - y||_1).",
+                   "n_grids", "the number of random grids", "cg", False, False)
+
+
+class RandomFourierClassifier(_Classifier, _RandomFourierRidge):
+    __doc__ = _doc("Ridge classifier (one-vs-all) on Random Fourier features of a Laplacian kernel.",
+                   "n_components", "the number of random features", "direct", True, True)
+
+
+class RandomFourierRegressor(_Regressor, _RandomFourierRidge):
+    __doc__ = _doc("Ridge regression on Random Fourier features of a Laplacian kernel.",
+                   "n_components", "the number of random features", "direct", True, True)
+
+
+class NystromClassifier(_Classifier, _NystromRidge):
+    __doc__ = _doc("Ridge classifier (one-vs-all) on Nystrom features of a Laplacian kernel.",
+                   "n_components", "the number of landmarks (at most the number of training rows)", "direct",
+                   True, True)
+
+
+class NystromRegressor(_Regressor, _NystromRidge):
+    __doc__ = _doc("Ridge regression on Nystrom features of a Laplacian kernel.",
+                   "n_components", "the number of landmarks (at most the number of training rows)", "direct",
+                   True, True)
+
+
+_CLASSIFIER_OF = {RandomBinningRegressor: RandomBinningClassifier, RandomFourierRegressor: RandomFourierClassifier,
+                  NystromRegressor: NystromClassifier}
+
+#: (method, task) -> estimator class
+FEATURE_RIDGE = {
+    ("rb", "classification"): RandomBinningClassifier, ("rb", "regression"): RandomBinningRegressor,
+    ("rf", "classification"): RandomFourierClassifier, ("rf", "regression"): RandomFourierRegressor,
+    ("nystrom", "classification"): NystromClassifier, ("nystrom", "regression"): NystromRegressor,
+}

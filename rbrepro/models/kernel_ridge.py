@@ -5,25 +5,31 @@ K needs 8 N^2 bytes, so the estimate is checked against the memory limit before 
 is allocated.
 
 Independent block (the authors' RLCM code): split the training rows recursively at the
-median of their projection on a random direction until a leaf holds at most `leaf_size`
-rows; K is approximated by the block diagonal of the leaves' kernel matrices; each leaf
+median of their projection on a random direction while a node holds at least 2 leaf_size
+rows (RLCM's rule: leaves hold leaf_size to 2 leaf_size - 1 rows); K is approximated by the block diagonal of the leaves' kernel matrices; each leaf
 solves (K_leaf + lam I) c = y - y_mean directly; a test point is routed down the same
 tree and predicted from its leaf. The leaf size plays the role of R.
+
+Both take the kernel's distance, "l1" (DESIGN §2) or "euclidean" (the authors' baselines,
+§2a), and come as a classifier and a regressor: ExactKernelClassifier / Regressor,
+IndependentBlockClassifier / Regressor.
 """
 
 from __future__ import annotations
 
+import numbers
 import time
 
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 
-from rbrepro.features.laplacian import as_dense, laplacian_kernel
+from rbrepro.features.laplacian import as_dense, check_kernel, laplacian_kernel
+from rbrepro.features.params import check_sigma
 from rbrepro.memory import check_memory
-from rbrepro.models import targets
+from rbrepro.models._base import _Classifier, _Regressor, train_predictions
 
-TASKS = ("regression", "classification")
 PREDICT_BLOCK = 2048
 
 
@@ -39,37 +45,46 @@ def _cholesky_solve(K: np.ndarray, lam: float, B: np.ndarray) -> np.ndarray:
 
 
 class _KernelRidgeBase(BaseEstimator):
-    def _targets(self, y):
-        if self.task not in TASKS:
-            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
-        if not self.lam >= 0 or not self.sigma > 0:
-            raise ValueError(f"need sigma > 0 and lam >= 0, got sigma={self.sigma}, lam={self.lam}")
-        Y, self.classes_ = targets.encode(np.asarray(y), self.task)
-        self.center_ = True if self.center is None else bool(self.center)
+    def _center(self, Y):
+        if not (isinstance(self.lam, numbers.Real) and np.isfinite(self.lam) and self.lam >= 0):
+            raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}")
+        check_sigma(self.sigma)
+        check_kernel(self.kernel)
+        self.center_ = bool(self.center)
         self.y_mean_ = Y.mean(axis=0) if self.center_ else np.zeros(Y.shape[1])
         return Y - self.y_mean_
 
-    def predict(self, X) -> np.ndarray:
-        return targets.decode(self.decision_function(X), self.classes_)
+    def _kernel(self, A, B) -> np.ndarray:
+        return laplacian_kernel(A, B, self.sigma, kernel=self.kernel)
 
     def predict_train(self) -> np.ndarray:
-        return targets.decode(self.train_scores_, self.classes_)
+        check_is_fitted(self)
+        return train_predictions(self)
 
     def warm_up(self, X) -> None:
         small = as_dense(X[:4])
-        laplacian_kernel(small, small, 1.0)
+        self._kernel(small, small)
 
 
-class ExactKernelRidge(_KernelRidgeBase):
-    """Exact Laplacian kernel ridge. Fitted: X_fit_, dual_coef_ (N x C), y_mean_, classes_,
-    featurize_s_ (kernel matrix), solve_s_ (Cholesky), train_s_, train_scores_."""
+_KERNEL_PARAMS_DOC = """
+    sigma : float, default=1.0
+        Inverse kernel width: k(x, y) = exp(-sigma * distance(x, y)).
+    kernel : {"l1", "euclidean"}, default="l1"
+        The distance: ||x - y||_1 (DESIGN §2) or ||x - y||_2 (the authors' baselines, §2a).
+    lam : float, default=0.01
+        Ridge lambda, used as written.
+    center : bool, default=True
+        Subtract the training mean of the targets and add it back at prediction.
+"""
 
+class _ExactKernelRidge(_KernelRidgeBase):
     solver_ = "cholesky"
+    method = "exact"
 
-    def __init__(self, sigma=1.0, lam=0.01, task="regression", center=None, memory_limit_gb=None):
+    def __init__(self, sigma=1.0, kernel="l1", lam=0.01, center=True, memory_limit_gb=None):
         self.sigma = sigma
+        self.kernel = kernel
         self.lam = lam
-        self.task = task
         self.center = center
         self.memory_limit_gb = memory_limit_gb
 
@@ -78,25 +93,26 @@ class ExactKernelRidge(_KernelRidgeBase):
         return 8.0 * n * n + 8.0 * n * d
 
     def fit(self, X, y):
-        Yc = self._targets(y)
+        """Form K on the training rows and solve (K + lam I) c = y - y_mean by Cholesky."""
+        X, Y = self._validate_fit(X, y)
+        Yc = self._center(Y)
         n, d = X.shape
         check_memory(f"the exact kernel on N = {n} rows", self.memory_needed(n, d), self.memory_limit_gb)
         t0 = time.perf_counter()
         self.X_fit_ = as_dense(X)
-        K = laplacian_kernel(self.X_fit_, self.X_fit_, self.sigma)
+        K = self._kernel(self.X_fit_, self.X_fit_)
         t1 = time.perf_counter()
         self.dual_coef_ = _cholesky_solve(K, self.lam, Yc)
         t2 = time.perf_counter()
         del K
         self.featurize_s_, self.solve_s_, self.train_s_ = t1 - t0, t2 - t1, t2 - t0
-        self.train_scores_ = self.decision_function(self.X_fit_)
+        self.train_scores_ = self._scores(self.X_fit_)
         return self
 
-    def decision_function(self, X) -> np.ndarray:
+    def _scores(self, X) -> np.ndarray:
         out = np.empty((X.shape[0], self.dual_coef_.shape[1]))
         for lo in range(0, X.shape[0], PREDICT_BLOCK):
-            out[lo:lo + PREDICT_BLOCK] = laplacian_kernel(X[lo:lo + PREDICT_BLOCK], self.X_fit_, self.sigma) \
-                @ self.dual_coef_
+            out[lo:lo + PREDICT_BLOCK] = self._kernel(X[lo:lo + PREDICT_BLOCK], self.X_fit_) @ self.dual_coef_
         return out + self.y_mean_
 
     def cost(self) -> dict:
@@ -104,22 +120,16 @@ class ExactKernelRidge(_KernelRidgeBase):
         return {"D": n, "nnz": n * n, "kappa": float("nan"), "memory_model_entries": float(n)}
 
 
-class IndependentBlockRidge(_KernelRidgeBase):
-    """Block-diagonal kernel ridge over a random-projection tree (leaves of <= leaf_size rows).
-
-    Fitted: directions_ (internal nodes x d), thresholds_, children_ (node -> left, right;
-    -1 for leaves), leaf_of_node_, leaf_rows_ (list of row-index arrays), leaf_coef_,
-    y_mean_, featurize_s_ (tree + leaf kernels), solve_s_ (leaf Cholesky), train_s_.
-    """
-
+class _IndependentBlockRidge(_KernelRidgeBase):
     solver_ = "cholesky"
+    method = "block"
 
-    def __init__(self, leaf_size=256, sigma=1.0, lam=0.01, task="regression", center=None, random_state=None,
+    def __init__(self, leaf_size=256, sigma=1.0, kernel="l1", lam=0.01, center=True, random_state=None,
                  memory_limit_gb=None):
         self.leaf_size = leaf_size
         self.sigma = sigma
+        self.kernel = kernel
         self.lam = lam
-        self.task = task
         self.center = center
         self.random_state = random_state
         self.memory_limit_gb = memory_limit_gb
@@ -135,7 +145,7 @@ class IndependentBlockRidge(_KernelRidgeBase):
                 thresholds.append(0.0)
                 children.append((-1, -1))
                 leaf_of_node.append(-1)
-            if len(rows) <= self.leaf_size:
+            if len(rows) < 2 * self.leaf_size:  # RLCM: split while a node holds >= 2r rows
                 leaf_of_node[node] = len(leaves)
                 leaves.append(rows)
                 continue
@@ -159,6 +169,7 @@ class IndependentBlockRidge(_KernelRidgeBase):
 
     def route(self, X) -> np.ndarray:
         """The leaf of each row of X (a test point follows the training splits)."""
+        check_is_fitted(self)
         X = as_dense(X)
         node = np.zeros(X.shape[0], dtype=np.int64)
         active = self.leaf_of_node_[node] < 0
@@ -172,37 +183,100 @@ class IndependentBlockRidge(_KernelRidgeBase):
         return self.leaf_of_node_[node]
 
     def fit(self, X, y):
-        if not isinstance(self.leaf_size, (int, np.integer)) or self.leaf_size < 1:
+        """Build the tree, then solve each leaf's (K_leaf + lam I) c = y - y_mean by Cholesky."""
+        X, Y = self._validate_fit(X, y)
+        if not isinstance(self.leaf_size, numbers.Integral) or isinstance(self.leaf_size, bool) \
+                or self.leaf_size < 1:
             raise ValueError(f"leaf_size must be a positive integer, got {self.leaf_size!r}")
-        Yc = self._targets(y)
+        Yc = self._center(Y)
         n, d = X.shape
-        r = min(self.leaf_size, n)
-        check_memory(f"the block approximation with leaves of {r} rows", 8.0 * n * d + 8.0 * r * r * 2,
+        r = min(2 * self.leaf_size - 1, n)  # the largest leaf RLCM's rule allows
+        check_memory(f"the block approximation with leaves of up to {r} rows", 8.0 * n * d + 8.0 * r * r * 2,
                      self.memory_limit_gb)
-        rng = np.random.default_rng(self.random_state)
+        seed = self.random_state if not isinstance(self.random_state, np.random.RandomState) else \
+            self.random_state.randint(2**31)
+        rng = np.random.default_rng(seed)
         t0 = time.perf_counter()
         self.X_fit_ = as_dense(X)
         self._build_tree(self.X_fit_, rng)
         kernels = []
         for rows in self.leaf_rows_:
-            kernels.append(laplacian_kernel(self.X_fit_[rows], self.X_fit_[rows], self.sigma))
+            kernels.append(self._kernel(self.X_fit_[rows], self.X_fit_[rows]))
         t1 = time.perf_counter()
         self.leaf_coef_ = [_cholesky_solve(K, self.lam, Yc[rows]) for K, rows in zip(kernels, self.leaf_rows_)]
         t2 = time.perf_counter()
         self.featurize_s_, self.solve_s_, self.train_s_ = t1 - t0, t2 - t1, t2 - t0
-        self.train_scores_ = self.decision_function(self.X_fit_)
+        self.train_scores_ = self._scores(self.X_fit_)
         return self
 
-    def decision_function(self, X) -> np.ndarray:
+    def _scores(self, X) -> np.ndarray:
+        X = as_dense(X)
         leaves = self.route(X)
         out = np.empty((X.shape[0], self.leaf_coef_[0].shape[1]))
         for leaf in np.unique(leaves):
             idx = np.flatnonzero(leaves == leaf)
             rows = self.leaf_rows_[leaf]
-            out[idx] = laplacian_kernel(X[idx], self.X_fit_[rows], self.sigma) @ self.leaf_coef_[leaf]
+            out[idx] = self._kernel(X[idx], self.X_fit_[rows]) @ self.leaf_coef_[leaf]
         return out + self.y_mean_
 
     def cost(self) -> dict:
         sizes = np.array([len(r) for r in self.leaf_rows_])
         return {"D": int(sizes.sum()), "nnz": int((sizes ** 2).sum()), "kappa": float("nan"),
                 "memory_model_entries": float(self.leaf_size)}
+
+
+def _kernel_doc(summary: str, extra_params: str, fitted: str) -> str:
+    return f"""{summary}
+
+    Parameters
+    ----------{extra_params}{_KERNEL_PARAMS_DOC}    memory_limit_gb : float or None, default=None
+        Refuse, before allocating, work whose estimate exceeds this many GB.
+
+    Attributes
+    ----------
+{fitted}    y_mean_ : ndarray of shape (C,)
+    classes_ : ndarray (classifiers only)
+    n_features_in_ : int
+    featurize_s_, solve_s_, train_s_ : wall seconds of the fit's phases.
+"""
+
+
+_EXACT_FITTED = """    X_fit_ : ndarray of shape (N, n_features_in_), the training rows.
+    dual_coef_ : ndarray of shape (N, C)
+"""
+_BLOCK_PARAMS = """
+    leaf_size : int, default=256
+        r, RLCM's leaf parameter: nodes of at least 2r rows are split, so leaves hold r to
+        2r - 1 rows. It plays the role of R.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the random split directions."""
+_BLOCK_FITTED = """    directions_, thresholds_, children_, leaf_of_node_ : the tree (children_ -1 at leaves).
+    leaf_rows_ : list of row-index arrays, one per leaf.
+    leaf_coef_ : list of ndarrays of shape (leaf rows, C).
+"""
+
+
+class ExactKernelClassifier(_Classifier, _ExactKernelRidge):
+    __doc__ = _kernel_doc("Exact Laplacian kernel ridge classifier (one-vs-all). Needs 8 N^2 bytes.", "",
+                          _EXACT_FITTED)
+
+
+class ExactKernelRegressor(_Regressor, _ExactKernelRidge):
+    __doc__ = _kernel_doc("Exact Laplacian kernel ridge regression. Needs 8 N^2 bytes.", "", _EXACT_FITTED)
+
+
+class IndependentBlockClassifier(_Classifier, _IndependentBlockRidge):
+    __doc__ = _kernel_doc("Block-diagonal (independent block) kernel ridge classifier over a random-projection "
+                          "tree.", _BLOCK_PARAMS, _BLOCK_FITTED)
+
+
+class IndependentBlockRegressor(_Regressor, _IndependentBlockRidge):
+    __doc__ = _kernel_doc("Block-diagonal (independent block) kernel ridge regression over a random-projection "
+                          "tree.", _BLOCK_PARAMS, _BLOCK_FITTED)
+
+
+#: (method, task) -> estimator class
+KERNEL_RIDGE = {
+    ("exact", "classification"): ExactKernelClassifier, ("exact", "regression"): ExactKernelRegressor,
+    ("block", "classification"): IndependentBlockClassifier, ("block", "regression"): IndependentBlockRegressor,
+}

@@ -1,4 +1,8 @@
-"""L1-regularized linear models on RB or RF features, trained by parallel RCD (Sec. 4)."""
+"""L1-regularized linear models on RB or RF features, trained by parallel RCD (Sec. 4, Alg. 2).
+
+L1FeatureRegressor uses the square loss; L1FeatureClassifier takes +-1 targets (one-vs-all
+for more than two classes) and `loss` (squared_hinge, logistic or square).
+"""
 
 from __future__ import annotations
 
@@ -6,34 +10,27 @@ import time
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 
 from rbrepro.features.random_binning import RandomBinningFeatures
 from rbrepro.features.random_fourier import RandomFourierFeatures
 from rbrepro.memory import check_memory
-from rbrepro.models import targets
+from rbrepro.models._base import _Classifier, _Regressor, train_predictions
 from rbrepro.models.feature_ridge import feature_cost
 from rbrepro.solvers.rcd import LOSSES, VARIANTS, l1_rcd, prepare
 
 METHODS = ("rb", "rf")
 
 
-class L1FeatureModel(BaseEstimator):
-    """min_w l1 ||w||_1 + mean_i L(w^T z_i, y_i) on RB or RF features by RCD.
+class _L1FeatureModel(BaseEstimator):
+    """min_w l1 ||w||_1 + mean_i L(w^T z_i, y_i) on RB or RF features by RCD."""
 
-    Regression uses the square loss; classification +-1 targets (one-vs-all for more
-    than two classes) and `loss` (squared_hinge or logistic; square also allowed).
-    Fitted: features_, coef_ (D x C), classes_, objective_, rcd_epochs_, variant_,
-    damping_, trace_ (per class: (seconds, objective, nnz)), featurize_s_, solve_s_, train_s_.
-    """
-
-    def __init__(self, method="rb", n_components=256, sigma=1.0, l1=1e-4, task="classification",
-                 loss="squared_hinge", epochs=20, threads=1, variant="async", random_state=None,
-                 memory_limit_gb=None):
+    def __init__(self, method="rb", n_components=256, sigma=1.0, l1=1e-4, loss="squared_hinge", epochs=20,
+                 threads=1, variant="async", random_state=None, memory_limit_gb=None):
         self.method = method
         self.n_components = n_components
         self.sigma = sigma
         self.l1 = l1
-        self.task = task
         self.loss = loss
         self.epochs = epochs
         self.threads = threads
@@ -41,31 +38,49 @@ class L1FeatureModel(BaseEstimator):
         self.random_state = random_state
         self.memory_limit_gb = memory_limit_gb
 
-    def fit(self, X, y):
+    def _check_params(self):
         if self.method not in METHODS:
             raise ValueError(f"RCD runs on RB or RF features; method must be one of {METHODS}, got {self.method!r}")
-        if self.loss not in LOSSES or self.variant not in VARIANTS:
-            raise ValueError(f"loss must be one of {LOSSES} and variant one of {VARIANTS}")
-        loss = "square" if self.task == "regression" else self.loss
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
+        if not (isinstance(self.l1, (int, float, np.number)) and np.isfinite(self.l1) and self.l1 >= 0):
+            raise ValueError(f"l1 must be a finite number >= 0, got {self.l1!r}")
+        for name in ("epochs", "threads"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value < (0 if name == "epochs" else 1):
+                raise ValueError(f"{name} must be a {'non-negative' if name == 'epochs' else 'positive'} integer, "
+                                 f"got {value!r}")
+
+    def _seed(self) -> int:
+        if isinstance(self.random_state, np.random.RandomState):
+            return int(self.random_state.randint(2**31))
+        return 0 if self.random_state is None else int(self.random_state)
+
+    def fit(self, X, y):
+        """Featurize X, then run RCD on each target column."""
+        X, Y = self._validate_fit(X, y)
+        self._check_params()
+        loss = "square" if self._task == "regression" else self.loss
         self.loss_ = loss
-        Y, self.classes_ = targets.encode(np.asarray(y), self.task)
         n = X.shape[0]
-        per_row = 12.0 * self.n_components if self.method == "rb" else 12.0 * self.n_components
-        check_memory(f"RCD on {self.method} features of {n} rows at R = {self.n_components}", per_row * n,
-                     self.memory_limit_gb)
+        check_memory(f"RCD on {self.method} features of {n} rows at R = {self.n_components}",
+                     12.0 * self.n_components * n, self.memory_limit_gb)
+        seed = self._seed()
         t0 = time.perf_counter()
         if self.method == "rb":
-            self.features_ = RandomBinningFeatures(self.n_components, self.sigma, self.random_state)
+            self.features_ = RandomBinningFeatures(self.n_components, self.sigma, seed)
             Z = self.features_.fit_transform_binned(X)
         else:
-            self.features_ = RandomFourierFeatures(self.n_components, self.sigma, self.random_state)
+            self.features_ = RandomFourierFeatures(self.n_components, self.sigma, random_state=seed)
             Z = self.features_.fit(X).transform(X)
         columns = prepare(Z)
         t1 = time.perf_counter()
         coefs, self.trace_, objectives, epochs = [], [], [], []
         for c in range(Y.shape[1]):
-            result = l1_rcd(Z, Y[:, c], self.l1, loss, self.epochs, self.threads, self.variant,
-                            seed=0 if self.random_state is None else int(self.random_state), columns=columns)
+            result = l1_rcd(Z, Y[:, c], self.l1, loss, self.epochs, self.threads, self.variant, seed=seed,
+                            columns=columns)
             coefs.append(result.coef)
             self.trace_.append(result.trace)
             objectives.append(result.objective)
@@ -80,24 +95,70 @@ class L1FeatureModel(BaseEstimator):
         self.n_columns_ = Z.shape[1]
         return self
 
-    def decision_function(self, X) -> np.ndarray:
+    def _scores(self, X) -> np.ndarray:
         if self.method == "rb":
             return self.features_.transform_binned(X).matvec(self.coef_)
         return self.features_.transform(X).astype(np.float64) @ self.coef_
 
-    def predict(self, X) -> np.ndarray:
-        return targets.decode(self.decision_function(X), self.classes_)
-
     def predict_train(self) -> np.ndarray:
-        return targets.decode(self.train_scores_, self.classes_)
+        check_is_fitted(self)
+        return train_predictions(self)
 
     def warm_up(self, X) -> None:
+        """Compile every RCD kernel for X's types and the thread counts used (1 and `threads`)."""
         small = X[:8]
+        n = small.shape[0]
+        params = {**self.get_params(deep=False), "n_components": 2, "epochs": 1, "random_state": 0,
+                  "memory_limit_gb": None}
         for threads in sorted({1, self.threads}):
-            L1FeatureModel(self.method, 2, self.sigma, self.l1, "regression", "square", 1, threads, self.variant,
-                           0).fit(small, np.arange(small.shape[0], dtype=float))
-            L1FeatureModel(self.method, 2, self.sigma, self.l1, "classification", self.loss, 1, threads,
-                           self.variant, 0).fit(small, np.arange(small.shape[0]) % 2)
+            L1FeatureRegressor(**{**params, "threads": threads}).fit(small, np.arange(n, dtype=float))
+            L1FeatureClassifier(**{**params, "threads": threads}).fit(small, np.arange(n) % 2)
 
     def cost(self) -> dict:
         return feature_cost(self)
+
+
+_L1_DOC = """{summary}
+
+    Minimizes l1 ||w||_1 + (1/N) sum_i L(w^T z_i, y_i) by randomized coordinate descent
+    (Alg. 2), parallel over `threads` (DESIGN §2: async is the authors' undamped variant,
+    sync the damped eq. 29).
+
+    Parameters
+    ----------
+    method : {{"rb", "rf"}}, default="rb"
+        Random Binning or Random Fourier features (of exp(-sigma ||x - y||_1)).
+    n_components : int, default=256
+        R, grids (RB) or features (RF).
+    sigma : float, default=1.0
+        Inverse kernel width.
+    l1 : float, default=1e-4
+        The L1 weight lambda.
+    loss : {{"squared_hinge", "logistic", "square"}}, default="squared_hinge"
+        {loss_doc}
+    epochs : int, default=20
+        Passes over the coordinates.
+    threads : int, default=1
+        Threads updating coordinates concurrently.
+    variant : {{"async", "sync"}}, default="async"
+    random_state : int, RandomState instance or None, default=None
+    memory_limit_gb : float or None, default=None
+
+    Attributes
+    ----------
+    features_, coef_ (D x C), objective_, rcd_epochs_, variant_, damping_, trace_,
+    featurize_s_, solve_s_, train_s_, n_features_in_, classes_ (classifiers only).
+"""
+
+
+class L1FeatureClassifier(_Classifier, _L1FeatureModel):
+    __doc__ = _L1_DOC.format(summary="L1-regularized linear classifier on random features, trained by parallel RCD.",
+                             loss_doc="The classification loss.")
+
+
+class L1FeatureRegressor(_Regressor, _L1FeatureModel):
+    __doc__ = _L1_DOC.format(summary="L1-regularized linear regression (lasso) on random features, by parallel RCD.",
+                             loss_doc="Ignored: regression uses the square loss.")
+
+
+L1_MODEL = {"classification": L1FeatureClassifier, "regression": L1FeatureRegressor}

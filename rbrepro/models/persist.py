@@ -21,12 +21,12 @@ from rbrepro.data.load import MinMaxScaler
 from rbrepro.features.nystrom import NystromFeatures
 from rbrepro.features.random_binning import RandomBinningFeatures
 from rbrepro.features.random_fourier import RandomFourierFeatures
-from rbrepro.models.feature_ridge import RandomFeatureRidge
-from rbrepro.models.kernel_ridge import ExactKernelRidge, IndependentBlockRidge
-from rbrepro.models.l1_model import L1FeatureModel
+from rbrepro.models.feature_ridge import FEATURE_RIDGE
+from rbrepro.models.kernel_ridge import KERNEL_RIDGE, _IndependentBlockRidge
+from rbrepro.models.l1_model import L1_MODEL
 
 FORMAT = "rbrepro-model"
-VERSION = 2  # 2: linear bin-vector hash (keys of version 1 files differ)
+VERSION = 3  # 2: linear bin-vector hash (keys of version 1 files differ); 3: classifier/regressor classes
 
 # fitted state of each class: array attributes and scalar attributes
 _FEATURE_STATE = {
@@ -36,17 +36,20 @@ _FEATURE_STATE = {
     RandomFourierFeatures: (["omegas_", "phases_"], ["n_features_in_"]),
     NystromFeatures: (["landmarks_", "landmark_indices_", "normalization_"], ["n_features_in_", "rank_"]),
 }
+_FEATURE_RIDGE_STATE = (["coef_", "y_mean_", "train_scores_"],
+                        ["solver_", "center_", "n_columns_", "cg_iterations_", "cg_residual_", "featurize_s_",
+                         "solve_s_", "train_s_", "n_features_in_"])
+_L1_STATE = (["coef_", "train_scores_"],
+             ["loss_", "objective_", "rcd_epochs_", "variant_", "damping_", "n_columns_", "featurize_s_",
+              "solve_s_", "train_s_", "n_features_in_"])
+_KERNEL_STATE = {"exact": (["X_fit_", "dual_coef_", "y_mean_", "train_scores_"],
+                           ["center_", "featurize_s_", "solve_s_", "train_s_", "n_features_in_"]),
+                 "block": (["X_fit_", "directions_", "thresholds_", "children_", "leaf_of_node_", "y_mean_",
+                            "train_scores_"], ["center_", "featurize_s_", "solve_s_", "train_s_", "n_features_in_"])}
 _MODEL_STATE = {
-    RandomFeatureRidge: (["coef_", "y_mean_", "train_scores_"],
-                         ["solver_", "center_", "n_columns_", "cg_iterations_", "cg_residual_", "featurize_s_",
-                          "solve_s_", "train_s_"]),
-    L1FeatureModel: (["coef_", "train_scores_"],
-                     ["loss_", "objective_", "rcd_epochs_", "variant_", "damping_", "n_columns_", "featurize_s_",
-                      "solve_s_", "train_s_"]),
-    ExactKernelRidge: (["X_fit_", "dual_coef_", "y_mean_", "train_scores_"],
-                       ["center_", "featurize_s_", "solve_s_", "train_s_"]),
-    IndependentBlockRidge: (["X_fit_", "directions_", "thresholds_", "children_", "leaf_of_node_", "y_mean_",
-                             "train_scores_"], ["center_", "featurize_s_", "solve_s_", "train_s_"]),
+    **{cls: _FEATURE_RIDGE_STATE for cls in FEATURE_RIDGE.values()},
+    **{cls: _L1_STATE for cls in L1_MODEL.values()},
+    **{cls: _KERNEL_STATE[method] for (method, _), cls in KERNEL_RIDGE.items()},
 }
 _CLASSES = {c.__name__: c for c in [*_MODEL_STATE, *_FEATURE_STATE]}
 
@@ -94,7 +97,7 @@ def save_model(model, path: str | Path, dataset: str, n_features: int, task: str
         for name in fnames:
             arrays[f"features.{name}"] = np.asarray(getattr(feats, name))
         scalars["features"] = {"params": feats.get_params(), **{n: _scalar(getattr(feats, n)) for n in fscalars}}
-    if isinstance(model, IndependentBlockRidge):
+    if isinstance(model, _IndependentBlockRidge):
         arrays["model.leaf_rows_flat"] = np.concatenate(model.leaf_rows_)
         arrays["model.leaf_sizes"] = np.array([len(r) for r in model.leaf_rows_])
         arrays["model.leaf_coef_flat"] = np.concatenate(model.leaf_coef_)
@@ -129,7 +132,8 @@ def load_model(path: str | Path):
             setattr(model, name, npz[f"model.{name}"])
         for name in scalar_names:
             setattr(model, name, header["scalars"][name])
-        model.classes_ = npz["model.classes_"] if "model.classes_" in npz.files else None
+        if "model.classes_" in npz.files:
+            model.classes_ = npz["model.classes_"]
         if header.get("feature_class"):
             fcls = _CLASSES[header["feature_class"]]
             fstate = header["scalars"]["features"]
@@ -140,7 +144,7 @@ def load_model(path: str | Path):
             for name in fscalars:
                 setattr(feats, name, fstate[name])
             model.features_ = feats
-        if cls is IndependentBlockRidge:
+        if issubclass(cls, _IndependentBlockRidge):
             bounds = np.cumsum(npz["model.leaf_sizes"])[:-1]
             model.leaf_rows_ = np.split(npz["model.leaf_rows_flat"], bounds)
             model.leaf_coef_ = np.split(npz["model.leaf_coef_flat"], bounds)

@@ -11,7 +11,7 @@ def encode(y: np.ndarray, task: str):
         return np.asarray(y, dtype=np.float64).reshape(-1, 1), None
     classes = np.unique(y)
     if len(classes) < 2:
-        raise ValueError(f"classification needs at least two classes in y, found {classes.tolist()}")
+        raise ValueError(f"classification needs at least two classes in y, got 1 class: {classes.tolist()}")
     if len(classes) == 2:
         return np.where(y == classes[1], 1.0, -1.0).reshape(-1, 1), classes
     Y = -np.ones((len(y), len(classes)))
@@ -23,6 +23,6 @@ def decode(scores: np.ndarray, classes):
     """Predictions from decision values: as is, sign, or one-vs-all argmax."""
     if classes is None:
         return scores[:, 0]
-    if len(classes) == 2:
-        return np.where(scores[:, 0] >= 0, classes[1], classes[0])
+    if len(classes) == 2:  # a positive decision value means classes[1], as in scikit-learn
+        return np.where(scores[:, 0] > 0, classes[1], classes[0])
     return classes[np.argmax(scores, axis=1)]

@@ -41,7 +41,7 @@ from rbrepro.data.registry import REGISTRY, DatasetSpec
 from rbrepro.memory import memory_limit_bytes
 from rbrepro.models.cell import CellParams
 from rbrepro.models.feature_ridge import featurize_memory
-from rbrepro.models.kernel_ridge import ExactKernelRidge
+from rbrepro.models.kernel_ridge import ExactKernelRegressor
 from rbrepro.provenance import provenance
 from rbrepro.sweep.config import SweepConfig
 
@@ -359,7 +359,7 @@ def cell_memory_estimate(params: CellParams, dataset) -> float:
         return 0.0
     n, d = spec.n_train, spec.n_features
     if params.method == "exact":
-        return ExactKernelRidge.memory_needed(n, d)
+        return ExactKernelRegressor.memory_needed(n, d)
     if params.method in ("rb", "rf", "nystrom"):
         return featurize_memory(params.method, n, d, params.R)
     return 0.0
