@@ -12,7 +12,8 @@ DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
 	@echo "make test         install and run the whole test suite"
-	@echo "make figures      fetch, sweep and plot Figures 3-6 (make fig3 ... fig6 one at a time); uses the"
+	@echo "make figures      fetch, sweep and plot Figures 3-6 into the published results/ and figures/"
+	@echo "                  (make fig3 ... fig6 one at a time); uses the"
 	@echo "                  local mirror when MIRROR=$(MIRROR) exists, else the LIBSVM site"
 	@echo "make plots        redraw figures/fig3-6 from the published results/fig3-6/results.csv (no sweeping)"
 	@echo "make figures-mini the same with the small mini configs (a few minutes; part of CI)"
@@ -29,17 +30,18 @@ install: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/rbrepro sweep configs/quick.yaml
-	$(BIN)/rbrepro plot fig3 results/quick --out figures/quick-fig3
-	@echo "results: results/quick/results.csv   figure: figures/quick-fig3.png"
+	$(BIN)/rbrepro plot fig3 runs/quick --out figures/quick-fig3
+	@echo "results: runs/quick/results.csv   figure: figures/quick-fig3.png"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 # Figures from nothing: fetch what the data source has, sweep, plot, then say what is missing.
+# These targets publish: they write results/fig* and figures/fig* (a plain `rbrepro sweep` writes runs/).
 # A sweep with failed cells exits 1; the leading '-' lets the figure be drawn from what finished.
 fig%: $(STAMP)
 	-$(DATA_ENV) $(BIN)/rbrepro fetch --all -q
-	-$(DATA_ENV) $(BIN)/rbrepro sweep configs/fig$*.yaml
+	-$(DATA_ENV) $(BIN)/rbrepro sweep configs/fig$*.yaml --out results/fig$*
 	$(BIN)/rbrepro plot fig$* results/fig$* --out figures/fig$*
 	$(BIN)/python -m rbrepro.sweep.summary results/fig$*
 
@@ -53,9 +55,9 @@ plots: $(STAMP)
 figures-mini: $(STAMP)
 	for f in 3 4 5 6; do \
 	  $(DATA_ENV) $(BIN)/rbrepro sweep configs/fig$$f-mini.yaml -q || exit 1; \
-	  $(BIN)/rbrepro plot fig$$f results/fig$$f-mini --out figures/fig$$f-mini || exit 1; \
+	  $(BIN)/rbrepro plot fig$$f runs/fig$$f-mini --out figures/fig$$f-mini || exit 1; \
 	done
-	$(BIN)/python -m rbrepro.sweep.summary results/fig3-mini results/fig4-mini results/fig5-mini results/fig6-mini
+	$(BIN)/python -m rbrepro.sweep.summary runs/fig3-mini runs/fig4-mini runs/fig5-mini runs/fig6-mini
 
 # Long variants of the fault and bad-input suites: 15 SIGKILLs of a sweep at random moments,
 # property tests with thousands of examples (not part of CI).
@@ -90,4 +92,4 @@ bench-parse: $(STAMP)
 	$(BIN)/python -m bench.parse_throughput 1000000
 
 clean-results:
-	rm -rf results/quick results/*-mini figures/quick-fig3.* figures/*-mini.*
+	rm -rf runs figures/quick-fig3.* figures/*-mini.*

@@ -22,10 +22,8 @@ from rich.console import Console
 
 app = typer.Typer(
     add_completion=False,
+    rich_markup_mode=None,  # plain click help: "[default: ...]" in help texts is text, not Rich markup
     no_args_is_help=True,
-    help="Reproduce 'Revisiting Random Binning Features' (Wu et al., KDD'16): fetch the LIBSVM datasets, "
-         "build Random Binning features, train ridge models, run sweeps from YAML configs and plot the "
-         "paper's figures. sigma is an inverse kernel width: k(x, y) = exp(-sigma ||x - y||_1).",
 )
 err = Console(stderr=True)
 
@@ -84,8 +82,33 @@ class Figure(str, Enum):
     fig6 = "fig6"
 
 
+def _version(value: bool):
+    if value:
+        from rbrepro import __version__
+        from rbrepro.provenance import provenance
+
+        prov = provenance()
+        dirty = " (dirty)" if prov.get("git_dirty") else ""
+        commit = f", git {prov['git_commit']}{dirty}" if prov.get("git_commit") else ""
+        typer.echo(f"rbrepro {__version__}{commit}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version (and the git commit of a checkout) and exit."),
+):
+    """Reproduce 'Revisiting Random Binning Features' (Wu et al., KDD'16): fetch the LIBSVM datasets,
+    build random features, train kernel models, run sweeps from YAML configs and plot the paper's
+    figures. sigma is an inverse kernel width: k(x, y) = exp(-sigma d(x, y)), d the L1 distance
+    unless --kernel euclidean says otherwise (baselines only)."""
+
+
 def _fail(message: str, code: int = 2):
-    err.print(f"[bold red]rbrepro: error:[/] {message}", highlight=False, markup=True, soft_wrap=True)
+    from rich.markup import escape
+
+    err.print(f"[bold red]rbrepro: error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -96,10 +119,10 @@ def _expected_message(exc: BaseException) -> str | None:
     from rbrepro.data.load import ContentError
     from rbrepro.models.persist import ModelFileError
     from rbrepro.sweep.config import ConfigError
-    from rbrepro.sweep.runner import SweepLocked
+    from rbrepro.sweep.runner import NoWorkers, SweepLocked
 
-    if isinstance(exc, (ModelFileError, ConfigError, ContentError, FetchError, ParseError, SweepLocked, FileNotFoundError,
-                        ValueError, MemoryError)):
+    if isinstance(exc, (ModelFileError, ConfigError, ContentError, FetchError, ParseError, SweepLocked, NoWorkers,
+                        FileNotFoundError, ValueError, MemoryError)):
         return str(exc)
     if isinstance(exc, KeyError):
         return exc.args[0] if exc.args else str(exc)
@@ -157,8 +180,11 @@ def fetch(
     root = resolve_dir(data_dir)
     extra = _guard(lambda: user_datasets(datasets))
     if list_:
-        typer.echo(f"{'name':10s} {'task':10s} {'d':>4s} {'train/test (paper)':>20s} {'split':13s} {'state':14s} size")
-        for spec in [*REGISTRY.values(), *extra.values()]:
+        specs = [*REGISTRY.values(), *extra.values()]
+        w = max(len("name"), *(len(spec.name) for spec in specs))  # columns fit the longest name
+        typer.echo(f"{'name':{w}s} {'task':10s} {'d':>4s} {'train/test (paper)':>20s} {'split':13s} {'state':14s} "
+                   "size")
+        for spec in specs:
             size = 0
             if spec.source.startswith("sklearn:"):
                 state = "embedded"
@@ -170,8 +196,8 @@ def fetch(
                 state = "cached" if all(have) else ("partial" if any(have) else "not fetched")
             split = "test file" if spec.test else ("seeded split" if spec.train or spec.source == "user" else "seeded")
             counts = f"{spec.n_train}/{spec.n_test}" if spec.n_train else "-"
-            typer.echo(f"{spec.name:10s} {spec.task:10s} {spec.n_features or '?':>4} {counts:>20s} {split:13s} "
-                       f"{state:14s} {_human(size) if size else ''}")
+            typer.echo(f"{spec.name:{w}s} {spec.task:10s} {spec.n_features or '?':>4} {counts:>20s} {split:13s} "
+                       f"{state:14s} {_human(size) if size else ''}".rstrip())
         return
     if from_:
         if not name or all_:
@@ -431,7 +457,8 @@ def _parse_floats(values: List[str], option: str) -> list[float]:
 @app.command()
 def sweep(
     config: Path = typer.Argument(..., help="Sweep config (YAML), e.g. configs/fig3.yaml."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Results folder [default: results/<config name>]."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Results folder [default: runs/<config name>; the "
+                                                           "published results/<name> only when named here]."),
     dataset: List[str] = typer.Option([], "--dataset", "-d", help="Run only this dataset (repeatable)."),
     sigma: List[str] = typer.Option([], "--sigma", help="Run only these sigma values (repeatable or a,b,c)."),
     R: List[int] = typer.Option([], "--R", "-R", help="Run only these R values (repeatable)."),
@@ -445,6 +472,15 @@ def sweep(
                                                  "(tcp://HOST:PORT) or 'local' for an embedded local cluster."),
     fresh_process: bool = typer.Option(False, "--fresh-process",
                                        help="Run every cell in a new worker process (slower to start)."),
+    memory_limit: Optional[float] = typer.Option(None, "--memory-limit", min=0.0,
+                                                 help="GB the running cells may use together and each cell may "
+                                                      "use [default: $RBREPRO_MEMORY_LIMIT_GB or 60% of RAM]. Cells "
+                                                      "skipped under a lower limit are retried."),
+    reuse_stale: bool = typer.Option(False, "--reuse-stale",
+                                     help="Take finished cells of older code or other data as done (never the "
+                                          "default: their keys differ, so they are normally kept aside)."),
+    worker_timeout: float = typer.Option(60.0, "--worker-timeout", min=1.0,
+                                         help="With --scheduler: seconds to wait for a first dask worker."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells and which are done; run nothing."),
     mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
@@ -452,15 +488,31 @@ def sweep(
 ):
     """Run a config's grid (datasets x methods x sigma x R x seeds x threads) and write the results CSV.
 
-    Cells run in parallel worker processes (or on a dask cluster with --scheduler). Each
-    finished cell is written atomically to OUT/cells/<key>.json and OUT/results.csv is
-    rebuilt from them, so a killed sweep resumes where it stopped; cells already done are
-    skipped, failed cells are recorded and retried on the next run, cells the memory
-    guard refuses are recorded as skipped. With sigma_selection, the selection cells run
-    first. Filters narrow the grid without editing the YAML.
+    Cells run in parallel worker processes (or on a dask cluster with --scheduler), under
+    the same rules either way: at most one cell per core budget, only while their memory
+    estimates fit, one at a time for exclusive configs. Each finished cell is written
+    atomically to OUT/cells/<key>.json and OUT/results.csv is rebuilt from them, so a killed
+    or interrupted sweep resumes where it stopped; cells already done are skipped, failed
+    cells are retried on the next run, cells the memory guard refuses are recorded as
+    skipped and retried under a higher --memory-limit. results.csv holds exactly the
+    config's cells; cells of other configs, data or code stay aside in OUT/cells. With
+    sigma_selection, the selection cells run first. Filters narrow the grid without editing
+    the YAML. OUT defaults to runs/<name>, so the published results/ are never touched unless
+    named with --out.
     """
+    import os
+    import signal
+
     from rbrepro.sweep.config import load_config
-    from rbrepro.sweep.runner import DaskBackend, LocalBackend, cell_states, default_workers, run_sweep, select
+    from rbrepro.sweep.runner import (
+        DaskBackend,
+        LocalBackend,
+        cell_states,
+        default_workers,
+        fingerprints_for,
+        run_sweep,
+        select,
+    )
 
     cfg = _guard(lambda: load_config(config))
     unknown = [d for d in dataset if d not in {g.name for g in cfg.datasets}]
@@ -471,12 +523,17 @@ def sweep(
     def narrow(cells):
         return select(cells, dataset, sigmas, R, seed, method)
 
-    out_dir = out or Path("results") / cfg.name
+    out_dir = out or Path("runs") / cfg.name
     grid_cells = narrow(cfg.selection_cells()) + narrow(cfg.cells())
     if not grid_cells and cfg.sigma_selection == "grid":
         _fail(f"the filters select no cell of {config}")
+    if memory_limit is not None:
+        if memory_limit <= 0:
+            _fail(f"--memory-limit {memory_limit:g}: expected a positive number of GB")
+        os.environ["RBREPRO_MEMORY_LIMIT_GB"] = repr(memory_limit)  # for every process this sweep starts
     if dry_run:
-        states = cell_states(grid_cells, out_dir)
+        prints = _guard(lambda: fingerprints_for(cfg, grid_cells, data_dir, mirror))
+        states = cell_states(grid_cells, out_dir, prints, reuse_stale)
         n_selecting = len(narrow(cfg.selection_cells()))  # grid_cells lists them first
         for i, s in enumerate(states):
             p = s.params
@@ -489,8 +546,15 @@ def sweep(
                    f"failed, {len(states) - n_done} to run -> {out_dir}")
         return
     n_workers = workers or default_workers(grid_cells, cfg.exclusive)
-    backend = (DaskBackend(None if scheduler == "local" else scheduler, n_workers) if scheduler
-               else LocalBackend(n_workers, fresh_process))
+    backend = (DaskBackend(None if scheduler == "local" else scheduler, n_workers, cfg.exclusive, worker_timeout)
+               if scheduler else LocalBackend(n_workers, fresh_process, exclusive=cfg.exclusive))
+    backend.on_event = lambda message: err.print(f"rbrepro: {message}", highlight=False, markup=False,
+                                                 soft_wrap=True)
+
+    def on_signal(signum, frame):  # SIGTERM (kill, timeout) stops the sweep like SIGINT does
+        raise KeyboardInterrupt(signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
 
     from rich.progress import (
         BarColumn,
@@ -509,11 +573,23 @@ def sweep(
         def progress(done, failed, total):
             bar.update(task, completed=done + failed, total=max(total, len(grid_cells)), failed=failed)
 
-        counts = _guard(lambda: run_sweep(cfg, out_dir, None, data_dir, mirror, backend=backend,
-                                          on_progress=progress, narrow=narrow))
+        try:
+            counts = _guard(lambda: run_sweep(cfg, out_dir, None, data_dir, mirror, backend=backend,
+                                              on_progress=progress, narrow=narrow, reuse_stale=reuse_stale,
+                                              memory_limit_gb=memory_limit))
+        except KeyboardInterrupt as exc:
+            signum = exc.args[0] if exc.args and isinstance(exc.args[0], int) else signal.SIGINT
+            bar.stop()
+            n_cells = len(list((out_dir / "cells").glob("*.json")))
+            err.print(f"rbrepro: sweep {cfg.name} interrupted by {signal.Signals(signum).name}: its workers are "
+                      f"stopped, {n_cells} finished cell(s) are kept in {out_dir}; run the same command to resume",
+                      highlight=False, markup=False, soft_wrap=True)
+            raise typer.Exit(128 + int(signum))
+    aside = f"; {counts['aside']} cell(s) of other configs, data or code kept aside in {out_dir / 'cells'}" \
+        if counts["aside"] else ""
     typer.echo(f"{cfg.name}: {counts['done']}/{counts['total']} cells done ({counts['ran']} run now, "
                f"{counts['total'] - counts['ran']} already done), {counts['failed']} failed, {counts['skipped']} "
-               f"skipped by the memory guard -> {out_dir / 'results.csv'}")
+               f"skipped by the memory guard -> {out_dir / 'results.csv'}{aside}")
     if counts["failed"]:
         raise typer.Exit(1)
 
@@ -522,13 +598,21 @@ def sweep(
 def plot(
     figure: Figure = typer.Argument(..., help="fig3: RB vs sigma; fig4: RB vs R and D; fig5: methods at equal R "
                                               "and cost to a target; fig6: parallel RCD speedup."),
-    results: Path = typer.Argument(..., help="A results folder (with results.csv) or a results CSV."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output path without suffix [default: figures/<figure>]."),
+    results: Path = typer.Argument(..., help="A results folder (with results.csv) or a results CSV, from a sweep "
+                                             "of a config made for this figure."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output path without suffix [default: <results folder>/"
+                                                           "<figure>; the published figures/ only when named here]."),
 ):
-    """Draw a figure of the paper from result CSVs, as PNG and PDF."""
+    """Draw a figure of the paper from result CSVs, as PNG and PDF.
+
+    The results must come from a sweep of a config made for this figure (its `figure:` key);
+    anything else is refused. The figure goes beside the results unless --out says where, so
+    the published figures/ change only when asked for.
+    """
     from rbrepro.plots import make_figure
 
-    paths = _guard(lambda: make_figure(figure.value, results, out or Path("figures") / figure.value))
+    folder = results if results.is_dir() else results.parent
+    paths = _guard(lambda: make_figure(figure.value, results, out or folder / figure.value))
     typer.echo(" ".join(str(p) for p in paths))
 
 

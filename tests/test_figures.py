@@ -36,7 +36,7 @@ def _sweep(tmp_path, text, monkeypatch=None):
 
 
 def test_fig3_with_exact_line_refused_exact_note_and_missing_dataset(tmp_path, monkeypatch):
-    out = _sweep(tmp_path, "name: f3\nmethods: [rb, exact]\ndatasets:\n"
+    out = _sweep(tmp_path, "name: f3\nfigure: fig3\nmethods: [rb, exact]\ndatasets:\n"
                            "  digits: {sigma: [0.1, 0.3, 1], R: [32], exact_sigma: [0.3]}\n")
     paths = make_figure("fig3", out, tmp_path / "fig3")
     assert [p.suffix for p in paths] == [".png", ".pdf"] and _png_ok(paths[0])
@@ -45,7 +45,7 @@ def test_fig3_with_exact_line_refused_exact_note_and_missing_dataset(tmp_path, m
     assert value > 90 and label == "exact kernel (best test)"
     # the exact kernel refused by the memory guard: recorded as skipped, named on the figure
     monkeypatch.setenv("RBREPRO_MEMORY_LIMIT_GB", "0.001")
-    out2 = _sweep(tmp_path, "name: f3b\nmethods: [rb, exact]\ndatasets:\n"
+    out2 = _sweep(tmp_path, "name: f3b\nfigure: fig3\nmethods: [rb, exact]\ndatasets:\n"
                             "  digits: {sigma: [0.3], R: [8], exact_sigma: [0.3]}\n  ijcnn1: {sigma: [1], R: [8]}\n")
     frame2, config = load_results(out2)
     assert set(frame2[(frame2["method"] == "exact") & (frame2["dataset"] == "digits")]["status"]) == {"skipped"}
@@ -56,15 +56,15 @@ def test_fig3_with_exact_line_refused_exact_note_and_missing_dataset(tmp_path, m
 
 
 def test_fig4_fig5_fig6_from_small_sweeps(tmp_path, binary_sets):
-    out4 = _sweep(tmp_path, "name: f4\nseeds: [0, 1]\ndatasets:\n  digits: {sigma: [0.3], R: [4, 16, 64]}\n")
+    out4 = _sweep(tmp_path, "name: f4\nfigure: fig4\nseeds: [0, 1]\ndatasets:\n  digits: {sigma: [0.3], R: [4, 16, 64]}\n")
     assert _png_ok(make_figure("fig4", out4, tmp_path / "fig4")[0])
-    out5 = _sweep(tmp_path, "name: f5\nmethods: [rb, rf, nystrom, block, exact]\nsigma_selection: validation\n"
+    out5 = _sweep(tmp_path, "name: f5\nfigure: fig5\nmethods: [rb, rf, nystrom, block, exact]\nsigma_selection: validation\n"
                             "datasets:\n  digits: {sigma: [0.1, 0.3, 1], R: [8, 32, 128], select_R: 32,"
                             " targets: [80, 90, 95]}\n")
     frame5, _ = load_results(out5)
     assert set(frame5["method"]) == {"rb", "rf", "nystrom", "block", "exact"}
     assert _png_ok(make_figure("fig5", out5, tmp_path / "fig5")[0])
-    out6 = _sweep(tmp_path, f"name: f6\ndataset_files: [{binary_sets}]\nmethods: [rb, rf]\nthreads: [1, 2]\n"
+    out6 = _sweep(tmp_path, f"name: f6\nfigure: fig6\ndataset_files: [{binary_sets}]\nmethods: [rb, rf]\nthreads: [1, 2]\n"
                             "solver: {name: rcd, epochs: 15, variant: [async, sync]}\n"
                             "datasets:\n  ball: {sigma: [1], R: [32], lam: 1.0e-4}\n")
     frame6, _ = load_results(out6)

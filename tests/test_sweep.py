@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from rbrepro.data.load import load_dataset, validation_split
 from rbrepro.sweep.config import parse_config
@@ -114,42 +115,94 @@ def _start(cmd, **kw):
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
 
 
-def test_dask_scheduler_and_workers_on_loopback_with_a_worker_killed_mid_cell(tmp_path):
-    dask = str(Path(sys.executable).parent / "dask")
+DASK = str(Path(sys.executable).parent / "dask")
+
+
+@pytest.fixture
+def dask_scheduler(tmp_path):
+    """A real dask scheduler on 127.0.0.1 (no workers yet): yields its address and a worker starter."""
     sched_file = tmp_path / "scheduler.json"
-    scheduler = _start([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                        "--scheduler-file", str(sched_file)])
-    workers = []
+    procs = [_start([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                     "--scheduler-file", str(sched_file)])]
     try:
         deadline = time.time() + 60
         while not sched_file.exists() and time.time() < deadline:
             time.sleep(0.2)
         address = json.loads(sched_file.read_text())["address"]
         assert address.startswith("tcp://127.0.0.1:")
-        for name in ("w1", "w2"):
-            workers.append(_start([dask, "worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard",
-                                   "--name", name, "--host", "127.0.0.1"]))
-        config = tmp_path / "d.yaml"
-        config.write_text("name: d\nseeds: [0, 1]\ndatasets:\n  digits: {sigma: [0.1, 0.3, 1, 3], R: [256, 1024]}\n")
-        sweep = subprocess.Popen(_sweep_cmd(config, tmp_path / "res", "--scheduler", address),
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.time() + 120
-        while time.time() < deadline and sweep.poll() is None:
-            if len(list((tmp_path / "res" / "cells").glob("*.json"))) >= 2:
-                workers[0].send_signal(signal.SIGKILL)  # mid-sweep: it holds a running cell
-                break
-            time.sleep(0.05)
-        out, err = sweep.communicate(timeout=300)
-        frame = pd.read_csv(tmp_path / "res" / "results.csv")
-        assert len(frame) == 16 and frame["cell_key"].is_unique, err
-        # every cell is there once: rescheduled on the surviving worker, or recorded as failed
-        assert set(frame["status"]) <= {"ok", "failed"}
-        assert (frame["status"] == "ok").sum() >= 14
-        assert "dask" not in out or "16" in out
+
+        def start_worker(name):
+            procs.append(_start([DASK, "worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard",
+                                 "--name", name, "--host", "127.0.0.1"]))
+            return procs[-1]
+
+        yield address, start_worker
     finally:
-        for proc in workers + [scheduler]:
+        for proc in procs:
             proc.kill()
             proc.wait(timeout=30)
+
+
+def test_dask_scheduler_and_workers_on_loopback_with_a_worker_killed_mid_cell(tmp_path, dask_scheduler):
+    address, start_worker = dask_scheduler
+    victim = start_worker("w1")
+    start_worker("w2")
+    config = tmp_path / "d.yaml"
+    config.write_text("name: d\nseeds: [0, 1]\ndatasets:\n  digits: {sigma: [0.1, 0.3, 1, 3], R: [256, 1024]}\n")
+    sweep = subprocess.Popen(_sweep_cmd(config, tmp_path / "res", "--scheduler", address),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and sweep.poll() is None:
+        if len(list((tmp_path / "res" / "cells").glob("*.json"))) >= 2:
+            victim.send_signal(signal.SIGKILL)  # mid-sweep: it holds a running cell
+            break
+        time.sleep(0.05)
+    out, err = sweep.communicate(timeout=300)
+    frame = pd.read_csv(tmp_path / "res" / "results.csv")
+    assert len(frame) == 16 and frame["cell_key"].is_unique, err
+    # every cell is there once: rescheduled on the surviving worker (and said so), or recorded as failed
+    assert set(frame["status"]) <= {"ok", "failed"}
+    assert (frame["status"] == "ok").sum() >= 14
+    assert f"/16 cells done (16 run now" in out, out
+    assert "started again on" in err or "retrying it" in err, err  # the lost cell is reported
+    assert frame["attempts"].max() == 2
+
+
+def test_dask_exclusive_cells_never_overlap_and_memory_is_honoured(tmp_path, dask_scheduler):
+    address, start_worker = dask_scheduler
+    start_worker("w1")
+    start_worker("w2")
+    config = tmp_path / "x.yaml"
+    config.write_text("name: x\nexclusive: true\nseeds: [0, 1]\n"
+                      "datasets:\n  digits: {sigma: [0.1, 0.3, 1], R: [512]}\n")
+    subprocess.run(_sweep_cmd(config, tmp_path / "res", "--scheduler", address), check=True, timeout=300)
+    frame = pd.read_csv(tmp_path / "res" / "results.csv").sort_values("started_at_unix")
+    assert len(frame) == 6 and (frame["status"] == "ok").all()
+    starts, ends = frame["started_at_unix"].to_numpy(), frame["ended_at_unix"].to_numpy()
+    assert (starts[1:] >= ends[:-1]).all(), "two exclusive cells ran at the same time"
+    assert (frame["concurrent_cells"] == 0).all()
+
+
+def test_dask_admission_follows_the_local_rules():
+    from rbrepro.sweep.runner import Admission
+
+    jobs = [("big1", ()), ("big2", ()), ("small", ())]
+    est = {"big1": 10e9, "big2": 10e9, "small": 1e9}
+    rules = Admission(slots=4, memory_budget=15e9)
+    assert rules.next_job(jobs, {}, est) == 0
+    assert rules.next_job(jobs[1:], {"f": jobs[0]}, est) == 1  # big2 does not fit beside big1; small does
+    assert Admission(slots=4, memory_budget=15e9, exclusive=True).next_job(jobs[1:], {"f": jobs[0]}, est) is None
+
+
+def test_a_dask_scheduler_without_workers_is_a_clear_error(tmp_path, dask_scheduler):
+    address, _ = dask_scheduler
+    config = tmp_path / "n.yaml"
+    config.write_text("name: n\ndatasets:\n  digits: {sigma: [0.3], R: [8]}\n")
+    proc = subprocess.run(_sweep_cmd(config, tmp_path / "res", "--scheduler", address, "--worker-timeout", "3"),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and f"no dask worker joined the scheduler at {address} within 3 s" \
+        in proc.stderr
 
 
 def test_local_backend_never_runs_cells_together_beyond_the_memory_budget(tmp_path):

@@ -258,3 +258,29 @@ def validation_split(data: Dataset) -> Dataset:
     tr, va = np.sort(perm[:cut]), np.sort(perm[cut:])
     return replace(data, X_train=data.X_train[tr], y_train=data.y_train[tr], X_test=data.X_train[va],
                    y_test=data.y_train[va], split=f"validation: seeded 20% of train (seed {VALIDATION_SEED})")
+
+
+def dataset_fingerprint(name, data_path=None, mirror=None, datasets_file=None) -> str:
+    """A short hash that changes whenever the data a cell would train on changes: the spec
+    (files, width, task, scaling, split seed) and the sha256 of each raw file (from its fetch
+    record; missing files are fetched first). A dataset that cannot be had gets
+    "unavailable", so its cells are keyed, run and fail with the reason as before."""
+    import hashlib
+    import json
+
+    root = data_dir(data_path)
+    try:
+        spec = resolve_spec(name, root, user_datasets(datasets_file))
+        if spec.source.startswith("sklearn:"):
+            import sklearn
+
+            digests = [f"{spec.source} scikit-learn {sklearn.__version__}"]
+        else:
+            if any(not (root / "raw" / f.path).exists() for f in spec.files):
+                fetch_dataset(spec, root, default_mirror(mirror), progress=False)
+            digests = [_source_digest(root / "raw" / f.path) for f in spec.files]
+    except Exception:  # noqa: BLE001 - the cell itself reports why, with the full message
+        return "unavailable"
+    described = {"files": [f.path for f in spec.files], "d": spec.n_features, "task": spec.task,
+                 "scaling": spec.scaling, "split_seed": spec.split_seed, "digests": digests}
+    return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:16]

@@ -28,6 +28,10 @@ from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.solvers.rcd import LOSSES, VARIANTS
 
 METHODS = ("rb", "rf", "nystrom", "block", "exact")
+
+#: Bumped whenever a change of code changes results, so cached cells of older code are not reused:
+#: 3 = RLCM's block leaf rule, Nystrom's direct solve, the kernel choice, the estimator classes.
+ALGORITHM_VERSION = 3
 SOLVERS = ("default", "cg", "pcg", "direct", "rcd")
 
 
@@ -107,6 +111,27 @@ def make_model(params: CellParams, task: str, threads: int):
                memory_limit_gb=p.memory_limit_gb, **optional)
 
 
+def numba_signatures() -> dict[int, tuple[str, int]]:
+    """id -> (name, compiled signatures) of every numba kernel in rbrepro's loaded modules."""
+    import sys
+
+    from numba.core.registry import CPUDispatcher
+
+    found = {}
+    for module_name, module in list(sys.modules.items()):
+        if not module_name.startswith("rbrepro.") or module is None:
+            continue
+        for attr, obj in list(vars(module).items()):
+            if isinstance(obj, CPUDispatcher):
+                found[id(obj)] = (f"{obj.py_func.__module__}.{obj.py_func.__name__}", len(obj.signatures))
+    return found
+
+
+def compiled_since(before: dict[int, tuple[str, int]]) -> list[str]:
+    """Kernels that gained a compiled signature since `before` (compiled, or loaded from the cache)."""
+    return sorted({name for key, (name, n) in numba_signatures().items() if n > before.get(key, ("", 0))[1]})
+
+
 def run_cell(params: CellParams, data: Dataset, model_out: list | None = None) -> dict:
     """Train and evaluate one cell; returns its result row (a flat dict).
 
@@ -119,11 +144,13 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None) -
     model = make_model(params, data.model_task, threads)
     with threadpool_limits(limits=threads):  # BLAS (RF, Nystrom, Cholesky) gets the same thread budget
         model.warm_up(data.X_train)
+        warm = numba_signatures()
         with PeakMemory() as peak:
             model.fit(data.X_train, data.y_train)
         t0 = time.perf_counter()
         test_pred = model.predict(data.X_test)
         predict_s = time.perf_counter() - t0
+        compiled = compiled_since(warm)  # must stay empty: timings exclude compilation
     if model_out is not None:
         model_out.append(model)
     cost = model.cost()
@@ -153,6 +180,7 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None) -
         "train_s": model.train_s_,
         "predict_s": predict_s,
         "peak_fit_mb": peak.peak_mb,
+        "compiled_in_timed_region": ";".join(compiled),
         "scaling": data.scaling,
         "split": data.split,
         "centering": None if rcd else model.center_,

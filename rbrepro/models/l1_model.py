@@ -111,8 +111,10 @@ class _L1FeatureModel(BaseEstimator):
         params = {**self.get_params(deep=False), "n_components": 2, "epochs": 1, "random_state": 0,
                   "memory_limit_gb": None}
         for threads in sorted({1, self.threads}):
-            L1FeatureRegressor(**{**params, "threads": threads}).fit(small, np.arange(n, dtype=float))
-            L1FeatureClassifier(**{**params, "threads": threads}).fit(small, np.arange(n) % 2)
+            L1FeatureRegressor(**{**params, "threads": threads}).fit(small, np.arange(n, dtype=float)).predict(small)
+            for n_classes in sorted({2, min(3, n)}):  # one target column, then several (other kernels)
+                L1FeatureClassifier(**{**params, "threads": threads}).fit(small, np.arange(n) % n_classes) \
+                    .predict(small)
 
     def cost(self) -> dict:
         return feature_cost(self)

@@ -36,8 +36,25 @@ def load_results(path: str | Path) -> tuple[pd.DataFrame, dict | None]:
     return frame, config
 
 
+def swept_for(frame: pd.DataFrame, config: dict | None) -> str | None:
+    """The figure a results CSV was swept for: its resolved config's `figure`, else the rows' own."""
+    if config and config.get("figure"):
+        return str(config["figure"])
+    if "figure" in frame and frame["figure"].notna().any():
+        return str(frame["figure"].dropna().iloc[0])
+    return None
+
+
 def make_figure(figure: str, results: str | Path, out_base: str | Path) -> list[Path]:
+    """Draw `figure` from a results CSV swept for it (anything else is refused in one line)."""
     if figure not in FIGURES:
         raise ValueError(f"unknown figure {figure!r}; available: {', '.join(FIGURES)}")
     frame, config = load_results(results)
+    made_for = swept_for(frame, config)
+    if made_for != figure:
+        what = f"a sweep for {made_for}" if made_for and made_for != "none" else "a sweep made for no figure"
+        name = f" ({config['name']})" if config and config.get("name") else ""
+        raise ValueError(f"{results}: these results are {what}{name}, not for {figure}; plot them as "
+                         f"{made_for}" if made_for in FIGURES else
+                         f"{results}: these results are {what}{name}, not for {figure}; sweep a {figure} config")
     return FIGURES[figure](frame, Path(out_base), config)

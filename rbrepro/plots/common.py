@@ -62,8 +62,27 @@ def exact_reference(frame: pd.DataFrame, dataset: str) -> tuple[float | None, st
     return None, "exact kernel: not in these results"
 
 
+#: other processes keeping more than this many cores busy during a cell flag its timings
+LOAD_FLAG_CORES = 0.25
+
+
+def disturbed_timings(frame: pd.DataFrame) -> pd.Series:
+    """Rows whose timings were taken under load (other processes busy) or beside other cells."""
+    flags = pd.Series(False, index=frame.index)
+    if "load_other_cores" in frame:
+        flags |= frame["load_other_cores"].fillna(0) > LOAD_FLAG_CORES
+    if "concurrent_cells" in frame:
+        flags |= frame["concurrent_cells"].fillna(0) > 0
+    return flags
+
+
 def problems_note(frame: pd.DataFrame, expected: list[str] | None, shown: list[str]) -> str:
     notes = []
+    ok = test_rows(frame)
+    flagged = int(disturbed_timings(ok).sum()) if len(ok) else 0
+    if flagged:
+        notes.append(f"{flagged} of {len(ok)} timings taken under load (> {LOAD_FLAG_CORES:g} other cores busy) "
+                     "or beside other cells")
     missing = [d for d in (expected or []) if d not in shown]
     if missing:
         notes.append(f"no results for: {', '.join(missing)} (data unavailable or not run)")
@@ -78,6 +97,10 @@ def new_figure(n_rows: int, n_cols: int, width: float = 4.2, height: float = 3.2
     return plt.subplots(max(1, n_rows), n_cols, figsize=(width * n_cols, height * max(1, n_rows)), squeeze=False)
 
 
+DETERMINISTIC_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "ModDate": None, "Producer": None,
+                                                              "Creator": None}}
+
+
 def finish(fig, out_base: Path, title: str, note: str = "") -> list[Path]:
     """Title, a note in red at the bottom, PNG and PDF written atomically."""
     fig.suptitle(title, fontsize=11)
@@ -89,8 +112,8 @@ def finish(fig, out_base: Path, title: str, note: str = "") -> list[Path]:
     paths = []
     for ext in ("png", "pdf"):
         path = out_base.with_suffix(f".{ext}")
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, dpi=130, format=ext)
+        with atomic_path(path) as tmp:  # no timestamps: the same CSV gives the same bytes (make plots is a no-op)
+            fig.savefig(tmp, dpi=130, format=ext, metadata=DETERMINISTIC_METADATA[ext])
         paths.append(path)
     plt.close(fig)
     return paths
