@@ -413,6 +413,8 @@ def predict(
     A file with more features than the model was trained on is refused; fewer are padded.
     The file's labels are used to report the metric.
     """
+    import numpy as np
+
     from rbrepro import metrics
     from rbrepro.data.libsvm import parse_libsvm
     from rbrepro.models.persist import load_model
@@ -421,8 +423,27 @@ def predict(
     d = header["n_features"]
     parsed = _guard(lambda: parse_libsvm(file, d))
     X = scaler.transform(parsed.X) if scaler is not None else parsed.X
-    pred = fitted.predict(X)
     task = header["task"]
+    classes = getattr(fitted, "classes_", None)
+    if classes is not None:
+        foreign = np.setdiff1d(np.unique(parsed.y), classes)
+        if len(foreign):
+            _fail(f"{file}: labels {foreign[:5].tolist()} are not classes of the model in {model} (trained on "
+                  f"{header['dataset']}, a {task} task with classes {classes[:10].tolist()})")
+    elif task == "regression" and len(np.unique(parsed.y)) <= 2 and len(parsed.y) > 10:
+        err.print(f"rbrepro: warning: {file} has only the labels {np.unique(parsed.y).tolist()}; the model in {model} "
+                  "is a regression model", highlight=False, markup=False, soft_wrap=True)
+
+    def apply():
+        try:
+            return fitted.predict(X)
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
+            from rbrepro.models.persist import ModelFileError
+
+            raise ModelFileError(f"{model}: the model cannot be applied to {file} ({type(exc).__name__}: {exc})") \
+                from None
+
+    pred = _guard(apply)
     score = metrics.score(task, parsed.y, pred)
     lines = "\n".join(f"{v:.10g}" if task == "regression" else f"{v:g}" for v in pred) + "\n"
     if out:

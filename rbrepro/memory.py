@@ -29,12 +29,27 @@ def physical_memory_bytes() -> int:
         return 8 * GB
 
 
+def env_number(name: str, default: float | None = None) -> float | None:
+    """A positive finite number from the environment variable `name` (default when unset); anything
+    else is a ValueError that names the variable and its value."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 and value != float("inf")):
+        raise ValueError(f"environment variable {name}={text!r}: expected a positive number")
+    return value
+
+
 def memory_limit_bytes(limit_gb: float | None = None) -> int:
-    if limit_gb is None and os.environ.get("RBREPRO_MEMORY_LIMIT_GB"):
-        limit_gb = float(os.environ["RBREPRO_MEMORY_LIMIT_GB"])
+    if limit_gb is None:
+        limit_gb = env_number("RBREPRO_MEMORY_LIMIT_GB")
     if limit_gb is not None:
-        if not limit_gb > 0:
-            raise ValueError(f"memory limit must be > 0 GB, got {limit_gb}")
+        if not (limit_gb > 0 and limit_gb != float("inf")):
+            raise ValueError(f"memory limit must be a positive number of GB, got {limit_gb}")
         return int(limit_gb * GB)
     return int(DEFAULT_SHARE * physical_memory_bytes())
 

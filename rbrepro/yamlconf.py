@@ -8,8 +8,12 @@ alias bombs before they expand.
 from __future__ import annotations
 
 import numbers
+import re
 
 import yaml
+
+#: scientific notation YAML 1.1 leaves as a string: 1e-3, 5E+2, -2e4
+_NUMBER_LIKE = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+")
 
 NODE_BUDGET = 100_000
 
@@ -81,6 +85,10 @@ class Reader:
 
     def number(self, node: Node, path: str, positive=True, integer=False, allow_zero=False):
         v = node.value
+        if isinstance(v, str) and _NUMBER_LIKE.fullmatch(v.strip()):
+            v = float(v)  # YAML 1.1 reads 1e-3 (no dot) as a string: take the number the user meant
+            if integer and v.is_integer():
+                v = int(v)
         kind = "integer" if integer else "number"
         ok = isinstance(v, numbers.Integral) if integer else isinstance(v, numbers.Real)
         if isinstance(v, bool) or not ok or (not integer and not (v == v and abs(v) != float("inf"))):

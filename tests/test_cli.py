@@ -154,7 +154,7 @@ def test_save_model_and_predict(http_mirror, env, tmp_path):
         in proc.stderr
     (tmp_path / "bad.npz").write_bytes(b"not a model")
     proc = rbrepro("predict", tmp_path / "bad.npz", wide, check=False)
-    assert proc.returncode == 2 and "not an rbrepro model file" in proc.stderr
+    assert proc.returncode == 2 and "not a readable rbrepro model file" in proc.stderr and "bad.npz" in proc.stderr
 
 
 def test_an_exact_kernel_too_big_is_refused_with_one_line(http_mirror, env):

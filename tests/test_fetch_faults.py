@@ -91,7 +91,7 @@ def test_an_html_page_with_status_200_is_refused(server, tmp_path):
 
 def test_a_stalled_server_times_out_and_keeps_nothing(server, tmp_path, monkeypatch):
     url, _, b = server
-    monkeypatch.setattr(fetch_mod, "READ_TIMEOUT_S", 0.3)
+    monkeypatch.setenv("RBREPRO_FETCH_TIMEOUT", "0.3")
     monkeypatch.setattr(fetch_mod, "RETRIES", 2)
     b.stall_s = 2.0
     with pytest.raises(FetchError, match="after 2 attempts.*(Timeout|timed out)"):

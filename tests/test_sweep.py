@@ -163,7 +163,7 @@ def test_dask_scheduler_and_workers_on_loopback_with_a_worker_killed_mid_cell(tm
     # every cell is there once: rescheduled on the surviving worker (and said so), or recorded as failed
     assert set(frame["status"]) <= {"ok", "failed"}
     assert (frame["status"] == "ok").sum() >= 14
-    assert f"/16 cells done (16 run now" in out, out
+    assert "/16 cells done (16 run now" in out, out
     assert "started again on" in err or "retrying it" in err, err  # the lost cell is reported
     assert frame["attempts"].max() == 2
 

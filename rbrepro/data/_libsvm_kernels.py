@@ -4,7 +4,8 @@ Accepted, as LIBSVM / svmlight readers accept it: `label idx:val idx:val ...` wi
 one-based, strictly increasing indices; spaces or tabs; Windows line endings; blank
 lines and `#` comments (skipped). Rejected with an error code and the byte offset of
 the fault: a missing or non-numeric label, a non-numeric value (NaN and inf included),
-index 0 or negative, duplicate or unsorted indices, an index above n_features.
+index 0 or negative, duplicate or unsorted indices, an index above n_features or above
+the int32 range (when the width is inferred), a value that overflows float32.
 The reference the tests compare against is scikit-learn's `load_svmlight_file`.
 """
 
@@ -20,6 +21,11 @@ INDEX_NOT_INCREASING = 5
 INDEX_TOO_LARGE = 6
 BAD_VALUE = 7
 MISSING_COLON = 8
+INDEX_OUT_OF_RANGE = 9
+VALUE_OVERFLOWS = 10
+
+MAX_INDEX = 2**31 - 1  # one-based indices are stored as int32 (idx - 1)
+FLOAT32_MAX = 3.4028234663852886e38
 
 MESSAGES = {
     BAD_LABEL: "the label is not a number",
@@ -30,6 +36,8 @@ MESSAGES = {
     INDEX_TOO_LARGE: "a feature index exceeds the dataset's number of features",
     BAD_VALUE: "a feature value is not a finite number",
     MISSING_COLON: "expected index:value",
+    INDEX_OUT_OF_RANGE: f"a feature index above {MAX_INDEX} (indices are stored as 32-bit integers)",
+    VALUE_OVERFLOWS: "a feature value overflows float32 (|value| > 3.4e38)",
 }
 
 _NL = 10
@@ -188,10 +196,14 @@ def parse_block(buf, n_features, labels, counts, indices, values):
                 return row, nnz, INDEX_NOT_INCREASING, tok
             if n_features > 0 and idx > n_features:
                 return row, nnz, INDEX_TOO_LARGE, tok
+            if idx > MAX_INDEX:
+                return row, nnz, INDEX_OUT_OF_RANGE, tok
             pos += 1
             value, pos, ok = _parse_float(buf, pos, end)
             if not ok:
                 return row, nnz, BAD_VALUE, tok
+            if abs(value) > FLOAT32_MAX:
+                return row, nnz, VALUE_OVERFLOWS, tok
             prev = idx
             indices[nnz] = idx - 1
             values[nnz] = value

@@ -27,6 +27,11 @@ def atomic_path(dest: Path | str):
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, dest)
+    except OSError as exc:
+        if exc.filename:
+            raise
+        # a full disk inside a writer (savefig, to_csv, np.savez) reports no file: name the one being written
+        raise type(exc)(exc.errno, exc.strerror or str(exc), str(dest)) from exc
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

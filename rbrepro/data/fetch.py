@@ -39,7 +39,14 @@ CHUNK = 1 << 20
 RETRIES = 4
 BACKOFF_S = 0.5
 CONNECT_TIMEOUT_S = 15.0
-READ_TIMEOUT_S = float(os.environ.get("RBREPRO_FETCH_TIMEOUT", "60"))
+DEFAULT_READ_TIMEOUT_S = 60.0
+
+
+def read_timeout_s() -> float:
+    """Seconds a stalled transfer waits: $RBREPRO_FETCH_TIMEOUT (checked, named in any error) or 60."""
+    from rbrepro.memory import env_number
+
+    return env_number("RBREPRO_FETCH_TIMEOUT", DEFAULT_READ_TIMEOUT_S)
 
 
 class FetchError(RuntimeError):
@@ -115,7 +122,7 @@ def read_manifest(source: Source) -> dict[str, dict]:
 def _request(url: str, headers: dict, stream: bool):
     """One GET; None on 404; _Broken on network trouble; FetchError on other HTTP errors."""
     try:
-        resp = requests.get(url, headers=headers, stream=stream, timeout=(CONNECT_TIMEOUT_S, READ_TIMEOUT_S))
+        resp = requests.get(url, headers=headers, stream=stream, timeout=(CONNECT_TIMEOUT_S, read_timeout_s()))
     except requests.RequestException as exc:
         raise _Broken(f"{type(exc).__name__}: {exc}") from exc
     if resp.status_code == 404:

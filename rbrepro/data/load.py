@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -73,11 +74,24 @@ class Dataset:
 
 
 def _source_digest(path: Path) -> str:
-    """sha256 of a raw file, from its fetch record while size and mtime still match."""
+    """sha256 of a raw file, from its fetch record while size and mtime still match. A file whose
+    bytes changed after it was fetched and verified is refused (never parsed into a training run);
+    a file that was only touched keeps its record."""
     rec = read_record(path)
     if rec:
         return rec["sha256"]
     digest = sha256_file(path)
+    try:
+        earlier = json.loads(path.with_name(path.name + ".meta.json").read_text())
+    except (OSError, ValueError):
+        earlier = None
+    if isinstance(earlier, dict) and earlier.get("sha256") and earlier.get("origin") != "local":
+        if digest != earlier["sha256"]:
+            raise ContentError(f"{path}: its bytes changed after it was fetched and verified (sha256 {digest[:16]}, "
+                               f"recorded {str(earlier['sha256'])[:16]} from {earlier.get('origin')}); delete it "
+                               f"and {path.name}.meta.json, then fetch it again")
+        write_record(path, digest, earlier["origin"], earlier.get("expected_rows"))
+        return digest
     write_record(path, digest, "local", None)
     return digest
 
@@ -131,6 +145,10 @@ class MinMaxScaler:
 
     @classmethod
     def fit(cls, X) -> "MinMaxScaler":
+        from rbrepro.memory import check_memory
+
+        check_memory(f"scaling {X.shape[1]} feature columns (the largest feature index sets the width)",
+                     24.0 * X.shape[1])
         if sp.issparse(X):
             lo = X.min(axis=0).toarray().ravel()
             hi = X.max(axis=0).toarray().ravel()
@@ -146,6 +164,10 @@ class MinMaxScaler:
             return None
         if sp.issparse(X):
             if np.any(self.lo != 0):
+                from rbrepro.memory import check_memory
+
+                check_memory(f"min-max scaling densifies {X.shape[0]} x {X.shape[1]} values (a column with negative "
+                             f"values shifts its zeros)", 8.0 * X.shape[0] * X.shape[1])
                 X = X.toarray()
             else:
                 return (X @ sp.diags(self.inv)).tocsr().astype(np.float32)
@@ -219,6 +241,9 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
         n = train.X.shape[0]
         perm = np.random.default_rng(spec.split_seed).permutation(n)
         cut = split_sizes(n, spec)
+        if not 0 < cut < n:
+            raise ContentError(f"{spec.name}: {spec.train.path if spec.train else 'the data'} has {n} row(s), which "
+                               f"cannot be split into training and test rows; give it more rows or a test file")
         tr, te = np.sort(perm[:cut]), np.sort(perm[cut:])
         test = libsvm.Parsed(train.X[te], train.y[te])
         train = libsvm.Parsed(train.X[tr], train.y[tr])

@@ -81,9 +81,11 @@ def load_datasets_file(path: str | Path) -> dict[str, DatasetSpec]:
     """Validate a datasets YAML file into specs (errors name file:line: key path)."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the datasets file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a YAML text file (byte {exc.start} is not UTF-8)") from None
     rd = Reader(str(path))
     top = rd.mapping(compose(text, str(path)), "", ("datasets",))
     if "datasets" not in top:

@@ -77,8 +77,8 @@ class CellParams:
             raise ValueError(f"sigma must be a positive finite number, got {self.sigma}")
         if self.R < 1 and self.method != "exact":
             raise ValueError(f"R must be >= 1, got {self.R}")
-        if not self.lam >= 0:
-            raise ValueError(f"lam must be >= 0, got {self.lam}")
+        if not (self.lam >= 0 and np.isfinite(self.lam)):
+            raise ValueError(f"lam must be a finite number >= 0, got {self.lam}")
         if self.maxit < 0 or not (self.tol > 0):
             raise ValueError(f"maxit must be >= 0 and tol > 0, got maxit={self.maxit}, tol={self.tol}")
         if self.threads < 0:

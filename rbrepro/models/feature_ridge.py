@@ -39,8 +39,8 @@ PREDICT_BLOCK_ENTRIES = 1 << 26  # feature entries per prediction block: 256 MB 
 
 def featurize_memory(method: str, n: int, d: int, R: int) -> float:
     """Bytes of the big arrays of featurizing n rows (checked before allocating)."""
-    if method == "rb":
-        return 4.0 * n * R + min(8.0 * n * R, 256 * 2**20) * 3 + 24.0 * 2 * n
+    if method == "rb":  # ids, key batches, per-grid parameters (R x d, four arrays)
+        return 4.0 * n * R + min(8.0 * n * R, 256 * 2**20) * 3 + 24.0 * 2 * n + 32.0 * R * d
     if method == "rf":
         return 4.0 * n * R * 2 + 4.0 * d * R
     return 8.0 * n * R * 2 + 8.0 * R * R * 3 + 8.0 * R * d

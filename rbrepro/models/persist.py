@@ -10,6 +10,7 @@ can never execute code.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from pathlib import Path
 
@@ -69,6 +70,18 @@ def data_fingerprint(X, y) -> str:
     return h.hexdigest()
 
 
+def _checksum(array: np.ndarray) -> str:
+    """sha256 of an array's dtype, shape and bytes (any flipped bit or short array shows)."""
+    h = hashlib.sha256(f"{array.dtype.str}{array.shape}".encode())
+    h.update(np.ascontiguousarray(array).tobytes())
+    return h.hexdigest()
+
+
+def _header_checksum(header: dict) -> str:
+    return hashlib.sha256(json.dumps({k: v for k, v in header.items() if k != "header_sha256"},
+                                     sort_keys=True).encode()).hexdigest()
+
+
 def _scalar(value):
     if isinstance(value, (np.generic,)):
         return value.item()
@@ -105,7 +118,9 @@ def save_model(model, path: str | Path, dataset: str, n_features: int, task: str
         arrays["scaler.lo"], arrays["scaler.inv"] = scaler.lo, scaler.inv
     header = {"format": FORMAT, "version": VERSION, "class": cls.__name__, "feature_class": feature_class,
               "params": model.get_params(), "scalars": scalars, "dataset": dataset, "n_features": int(n_features),
-              "task": task, "scaling": scaling, "data_fingerprint": fingerprint}
+              "task": task, "scaling": scaling, "data_fingerprint": fingerprint,
+              "checksums": {name: _checksum(np.asarray(a)) for name, a in arrays.items()}}
+    header["header_sha256"] = _header_checksum(header)
     arrays["__header__"] = np.array(json.dumps(header))
     path = Path(path)
     with atomic_path(path) as tmp:
@@ -114,39 +129,91 @@ def save_model(model, path: str | Path, dataset: str, n_features: int, task: str
     return path
 
 
+def _check_tables(path: Path, feats) -> None:
+    """RB lookup tables must end every probe: power-of-two segments, each with an empty slot."""
+    offsets, ids = np.asarray(feats._table_offsets), np.asarray(feats._table_ids)
+    sizes = np.diff(offsets)
+    if offsets[0] != 0 or offsets[-1] != len(ids) or len(feats._table_keys) != len(ids) or (sizes < 1).any() \
+            or (sizes & (sizes - 1)).any():
+        raise ModelFileError(f"{path}: damaged model: its bin lookup tables are malformed")
+    empty = np.add.reduceat((ids < 0).astype(np.int64), offsets[:-1])
+    if (empty < 1).any():
+        raise ModelFileError(f"{path}: damaged model: a bin lookup table has no empty slot")
+
+
 def load_model(path: str | Path):
-    """Return (model, header, scaler or None) from a file written by save_model."""
+    """Return (model, header, scaler or None) from a file written by save_model.
+
+    Anything wrong with the file (not a zip, truncated, a flipped bit, arrays of the wrong
+    shape, unknown parameters) is a ModelFileError naming the file, never a traceback."""
     path = Path(path)
     try:
-        npz = np.load(path, allow_pickle=False)
-        header = json.loads(str(npz["__header__"]))
-    except (OSError, ValueError, KeyError) as exc:
-        raise ModelFileError(f"{path}: not an rbrepro model file ({type(exc).__name__}: {exc})") from None
+        return _load(path)
+    except ModelFileError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a damaged file can fail anywhere inside numpy's zip reader
+        raise ModelFileError(f"{path}: not a readable rbrepro model file ({type(exc).__name__}: {exc})") from None
+
+
+def _load(path: Path):
+    if path.stat().st_size == 0:
+        raise ModelFileError(f"{path}: the model file is empty")
+    npz = np.load(path, allow_pickle=False)
     with npz:
-        if header.get("format") != FORMAT or header.get("version") != VERSION or header.get("class") not in _CLASSES:
+        header = json.loads(str(npz["__header__"]))
+        if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("version") != VERSION \
+                or header.get("class") not in _CLASSES:
             raise ModelFileError(f"{path}: not an rbrepro model file of version {VERSION}")
-        cls = _CLASSES[header["class"]]
-        model = cls(**header["params"])
-        names, scalar_names = _MODEL_STATE[cls]
-        for name in names:
-            setattr(model, name, npz[f"model.{name}"])
-        for name in scalar_names:
-            setattr(model, name, header["scalars"][name])
-        if "model.classes_" in npz.files:
-            model.classes_ = npz["model.classes_"]
-        if header.get("feature_class"):
-            fcls = _CLASSES[header["feature_class"]]
-            fstate = header["scalars"]["features"]
-            feats = fcls(**fstate["params"])
-            fnames, fscalars = _FEATURE_STATE[fcls]
-            for name in fnames:
-                setattr(feats, name, npz[f"features.{name}"])
-            for name in fscalars:
-                setattr(feats, name, fstate[name])
-            model.features_ = feats
-        if issubclass(cls, _IndependentBlockRidge):
-            bounds = np.cumsum(npz["model.leaf_sizes"])[:-1]
-            model.leaf_rows_ = np.split(npz["model.leaf_rows_flat"], bounds)
-            model.leaf_coef_ = np.split(npz["model.leaf_coef_flat"], bounds)
-        scaler = MinMaxScaler(npz["scaler.lo"], npz["scaler.inv"]) if "scaler.lo" in npz.files else None
+        if header.get("header_sha256") != _header_checksum(header):
+            raise ModelFileError(f"{path}: damaged model: its header does not match its checksum")
+        sums = header.get("checksums") or {}
+        arrays = {}
+        for name in npz.files:
+            if name == "__header__":
+                continue
+            arrays[name] = npz[name]
+            if sums.get(name) != _checksum(arrays[name]):
+                raise ModelFileError(f"{path}: damaged model: array {name!r} does not match its checksum")
+        missing = sorted(set(sums) - set(arrays) - {"__header__"})
+        if missing:
+            raise ModelFileError(f"{path}: damaged model: array {missing[0]!r} is missing")
+    cls = _CLASSES[header["class"]]
+    allowed = set(inspect.signature(cls.__init__).parameters) - {"self"}
+    unknown = sorted(set(header["params"]) - allowed)
+    if unknown:
+        raise ModelFileError(f"{path}: parameter {unknown[0]!r} is not one of {cls.__name__}'s")
+    model = cls(**header["params"])
+    names, scalar_names = _MODEL_STATE[cls]
+    for name in names:
+        setattr(model, name, arrays[f"model.{name}"])
+    for name in scalar_names:
+        setattr(model, name, header["scalars"][name])
+    if "model.classes_" in arrays:
+        model.classes_ = arrays["model.classes_"]
+    if header.get("feature_class"):
+        fcls = _CLASSES[header["feature_class"]]
+        fstate = header["scalars"]["features"]
+        feats = fcls(**fstate["params"])
+        fnames, fscalars = _FEATURE_STATE[fcls]
+        for name in fnames:
+            setattr(feats, name, arrays[f"features.{name}"])
+        for name in fscalars:
+            setattr(feats, name, fstate[name])
+        model.features_ = feats
+        if fcls is RandomBinningFeatures:
+            _check_tables(path, feats)
+    if issubclass(cls, _IndependentBlockRidge):
+        bounds = np.cumsum(arrays["model.leaf_sizes"])[:-1]
+        model.leaf_rows_ = np.split(arrays["model.leaf_rows_flat"], bounds)
+        model.leaf_coef_ = np.split(arrays["model.leaf_coef_flat"], bounds)
+    d = int(header["n_features"])
+    if getattr(model, "n_features_in_", d) != d:
+        raise ModelFileError(f"{path}: damaged model: it expects {model.n_features_in_} features, its header {d}")
+    scaler = None
+    if "scaler.lo" in arrays:
+        lo, inv = arrays["scaler.lo"], arrays["scaler.inv"]
+        if lo.shape != (d,) or inv.shape != (d,):
+            raise ModelFileError(f"{path}: damaged model: its scaling holds {lo.shape} / {inv.shape} values for "
+                                 f"{d} features")
+        scaler = MinMaxScaler(lo, inv)
     return model, header, scaler

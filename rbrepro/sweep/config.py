@@ -262,7 +262,9 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
 def load_config(path: str | Path) -> SweepConfig:
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the config: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a YAML text file (byte {exc.start} is not UTF-8)") from None
     return parse_config(text, str(path))

@@ -1,0 +1,265 @@
+"""Hostile and damaged input (issue 14): one clear line naming the file, line or variable at
+fault, and damaged data or model files are never used. Each test fails on the code before."""
+
+import errno
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rbrepro.data.atomic import atomic_path
+from rbrepro.data.libsvm import ParseError, parse_libsvm
+from rbrepro.models.persist import ModelFileError, load_model
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "libsvm"
+
+
+def rbrepro(*args, env=None, cwd=None):
+    return subprocess.run([sys.executable, "-m", "rbrepro", *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, cwd=cwd, timeout=300)
+
+
+def one_line_error(proc, *needles):
+    """Exit status 2 and exactly one error line (progress bars of a fetch may come before it)."""
+    lines = [line for line in proc.stderr.strip().splitlines() if "━" not in line]
+    assert proc.returncode == 2 and len(lines) == 1, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+# --- LIBSVM input with the width inferred -------------------------------------------------------------
+
+@pytest.mark.parametrize("index", ["4000000000", "4294967297", "99999999999999999999"])
+def test_indices_beyond_int32_are_refused_with_the_line(tmp_path, index):
+    path = tmp_path / "s.txt"
+    path.write_text(f"1 1:0.5\n-1 1:0.2 2:0.3\n1 1:0.5 {index}:0.5\n")
+    with pytest.raises(ParseError, match=r"s\.txt:3: a feature index above 2147483647"):
+        parse_libsvm(path, 0)
+
+
+def test_the_segfaulting_file_of_the_issue_is_one_line_from_the_cli(tmp_path):
+    path = tmp_path / "s.txt"
+    path.write_text("1 1:0.5 4000000000:0.5\n-1 1:0.2 2:0.3\n1 2:0.9\n-1 1:0.1\n1 1:0.7 2:0.1\n")
+    one_line_error(rbrepro("train", path, "--R", "8", env={"RBREPRO_DATA": str(tmp_path / "d")}),
+                   "s.txt:1:", "above 2147483647")
+
+
+def test_a_huge_inferred_width_is_refused_by_the_memory_guard(tmp_path):
+    lines = ["1 1:0.5 200000000:0.5"] + [f"{(-1) ** i} 1:-0.{i} 2:0.3" for i in range(1, 300)]
+    path = tmp_path / "wide.txt"
+    path.write_text("\n".join(lines) + "\n")
+    one_line_error(rbrepro("train", path, "--R", "8", env={"RBREPRO_DATA": str(tmp_path / "d")}),
+                   "200000000", "more than the memory limit")
+
+
+@pytest.mark.parametrize("value", ["1e39", "-3.5e38", "1e400"])
+def test_values_that_overflow_float32_name_the_line(tmp_path, value):
+    path = tmp_path / "o.txt"
+    path.write_text(f"1 1:0.5\n-1 1:{value}\n")
+    with pytest.raises(ParseError, match=r"o\.txt:2: a feature value (overflows float32|is not a finite number)"):
+        parse_libsvm(path, 0)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(st.tuples(st.integers(1, 2**40), st.floats(-1e6, 1e6, allow_nan=False)), max_size=5),
+                min_size=1, max_size=8))
+def test_property_inferred_width_parses_or_names_the_line(tmp_path, rows):
+    """Random files with the width inferred: parsed exactly (width = largest index) or refused with a
+    file:line error; never a crash, a wrap-around or a silent change."""
+    lines = []
+    for i, pairs in enumerate(rows):
+        pairs = sorted(dict(pairs).items())
+        lines.append(f"{(-1) ** i} " + " ".join(f"{j}:{v:.6g}" for j, v in pairs))
+    path = tmp_path / "p.txt"
+    path.write_text("\n".join(lines) + "\n")
+    biggest = max((j for pairs in rows for j, _ in pairs), default=0)
+    try:
+        parsed = parse_libsvm(path, 0)
+    except ParseError as exc:
+        assert biggest > 2**31 - 1 and "p.txt:" in str(exc)
+        return
+    assert biggest <= 2**31 - 1 and parsed.X.shape[1] == biggest
+    for i, pairs in enumerate(rows):
+        for j, v in sorted(dict(pairs).items()):
+            assert parsed.X[i, j - 1] == np.float32(float(f"{v:.6g}"))
+
+
+# --- raw files damaged after a verified fetch ---------------------------------------------------------
+
+@pytest.mark.skipif(not (SHARED / "MANIFEST.tsv").exists(), reason="needs the mirror in ../shared/data/libsvm")
+def test_a_raw_file_damaged_after_its_verified_fetch_is_never_parsed(tmp_path):
+    env = {"RBREPRO_DATA": str(tmp_path / "d")}
+    assert rbrepro("fetch", "cadata", "--mirror", SHARED, "-q", env=env).returncode == 0
+    raw = tmp_path / "d" / "raw" / "regression" / "cadata"
+    os.truncate(raw, 700_000)
+    for args in (("train", "cadata", "--mirror", SHARED, "--R", "16"), ("fetch", "cadata", "--mirror", SHARED)):
+        one_line_error(rbrepro(*args, env=env), str(raw), "changed after it was fetched and verified", "delete it")
+    record = json.loads(raw.with_name("cadata.meta.json").read_text())
+    assert record["origin"].startswith("mirror") and record["expected_rows"] == 20640  # not rewritten as local
+
+
+# --- model files --------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory):
+    root = tmp_path_factory.mktemp("model")
+    X = np.random.default_rng(0).random((300, 4))
+    y = np.where(X[:, 0] + X[:, 1] > 1, 1, -1)
+    lines = [f"{label} " + " ".join(f"{j + 1}:{v:.5f}" for j, v in enumerate(row)) for row, label in zip(X, y)]
+    (root / "train.txt").write_text("\n".join(lines[:200]) + "\n")
+    (root / "test.txt").write_text("\n".join(lines[200:]) + "\n")
+    (root / "sets.yaml").write_text("datasets:\n  toy: {train: train.txt, test: test.txt, task: binary}\n")
+    proc = rbrepro("train", "toy", "--datasets", root / "sets.yaml", "--R", "16", "--sigma", "2", "--save-model",
+                   root / "m.npz", env={"RBREPRO_DATA": str(root / "d")})
+    assert proc.returncode == 0, proc.stderr
+    return root
+
+
+def _damaged(root: Path, name: str, data: bytes) -> Path:
+    path = root / name
+    path.write_bytes(data)
+    return path
+
+
+def test_truncated_empty_and_bit_flipped_model_files_are_one_line(model_file):
+    good = (model_file / "m.npz").read_bytes()
+    flipped = bytearray(good)
+    flipped[len(flipped) // 2] ^= 0x04
+    for name, data in (("trunc.npz", good[: len(good) // 2]), ("empty.npz", b""), ("flip.npz", bytes(flipped))):
+        path = _damaged(model_file, name, data)
+        one_line_error(rbrepro("predict", path, model_file / "test.txt"), str(path))
+        with pytest.raises(ModelFileError, match=str(path)):
+            load_model(path)
+
+
+def _rewrite(src: Path, dest: Path, edit) -> Path:
+    """Copy a model file, letting `edit(arrays, header)` change arrays or the header (checksums kept
+    as they were, as a careless or hostile editor would)."""
+    with np.load(src, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    header = json.loads(str(arrays.pop("__header__")))
+    edit(arrays, header)
+    arrays["__header__"] = np.array(json.dumps(header))
+    with open(dest, "wb") as fh:
+        np.savez(fh, **arrays)
+    return dest
+
+
+@pytest.mark.parametrize("what, edit", [
+    ("extra parameter", lambda a, h: h["params"].update(bogus=1)),
+    ("wrong parameter type", lambda a, h: h["params"].update(n_grids="many")),
+    ("short coef_", lambda a, h: a.update({"model.coef_": a["model.coef_"][:3]})),
+    ("short scaler.lo", lambda a, h: a.update({"scaler.lo": a["scaler.lo"][:1]})),
+    ("wrong n_features", lambda a, h: h.update(n_features=9)),
+    ("hash table without an empty slot", lambda a, h: a.update({"features._table_ids":
+                                                                 np.zeros_like(a["features._table_ids"])})),
+])
+def test_edited_model_files_are_refused_not_used(model_file, what, edit):
+    path = _rewrite(model_file / "m.npz", model_file / "edited.npz", edit)
+    with pytest.raises(ModelFileError, match="damaged model|checksum"):
+        load_model(path)
+    one_line_error(rbrepro("predict", path, model_file / "test.txt"), str(path))
+
+
+def test_a_model_of_another_task_is_refused_for_a_file_with_foreign_labels(model_file, tmp_path):
+    other = tmp_path / "reg.txt"
+    other.write_text("".join(f"{3.5 + i} 1:0.{i} 2:0.5\n" for i in range(1, 9)))
+    one_line_error(rbrepro("predict", model_file / "m.npz", other), str(other), "not classes of the model")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.integers(0, 10**9), min_size=1, max_size=4))
+def test_property_random_corruption_of_a_model_file_never_passes(model_file, positions):
+    good = bytearray((model_file / "m.npz").read_bytes())
+    for p in positions:
+        good[p % len(good)] ^= 0xFF
+    path = model_file / "random.npz"
+    path.write_bytes(bytes(good))
+    try:
+        model, header, _ = load_model(path)
+    except ModelFileError:
+        return
+    # only corruption the zip container ignores (for example its comment or padding) may load, and then it
+    # must be the same model
+    ref, _, _ = load_model(model_file / "m.npz")
+    np.testing.assert_array_equal(model.coef_, ref.coef_)
+
+
+# --- settings ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, value", [("RBREPRO_MEMORY_LIMIT_GB", "abc"), ("RBREPRO_MEMORY_LIMIT_GB", "-1"),
+                                         ("RBREPRO_MEMORY_LIMIT_GB", "inf"), ("RBREPRO_FETCH_TIMEOUT", "abc")])
+def test_bad_environment_settings_name_the_variable(tmp_path, name, value):
+    # the fetch timeout is read when a download starts: a loopback address where nothing listens
+    args = ("train", "digits", "--R", "8") if "MEMORY" in name else ("fetch", "cadata", "--mirror", "http://127.0.0.1:9")
+    one_line_error(rbrepro(*args, env={name: value, "RBREPRO_DATA": str(tmp_path / "d")}), name, repr(value))
+
+
+def test_a_file_too_small_to_split_names_the_file(tmp_path):
+    path = tmp_path / "tiny.txt"
+    path.write_text("1 1:1\n")
+    one_line_error(rbrepro("train", path, "--R", "8", env={"RBREPRO_DATA": str(tmp_path / "d")}), "tiny",
+                   "cannot be split")
+
+
+def test_an_infinite_lambda_is_refused():
+    one_line_error(rbrepro("train", "digits", "--lam", "inf"), "lam must be a finite number")
+
+
+def test_yaml_scientific_notation_without_a_dot_is_the_number_meant():
+    from rbrepro.sweep.config import parse_config
+
+    cfg = parse_config("name: a\ndatasets:\n  digits: {sigma: [1e-3, 2E1], R: [1e2], lam: 1e-3}\n", "a.yaml")
+    assert cfg.datasets[0].sigma == (0.001, 20.0) and cfg.datasets[0].R == (100,) and cfg.datasets[0].lam == 0.001
+
+
+def test_a_binary_yaml_file_is_named(tmp_path):
+    path = tmp_path / "bin.yaml"
+    path.write_bytes(b"\x00\x01\x02\xff\xfe")
+    one_line_error(rbrepro("sweep", path), str(path), "not a YAML text file")
+
+
+@pytest.mark.parametrize("content", ['["a", "list"]', '"a string"', '{"status": "ok"}', "42"])
+def test_hand_made_cell_files_are_run_again_not_taken_as_finished(tmp_path, content):
+    from rbrepro.sweep.config import parse_config
+    from rbrepro.sweep.runner import LocalBackend, cell_key, fingerprints_for, run_sweep
+
+    cfg = parse_config("name: c\ndatasets:\n  digits: {sigma: [0.3], R: [8]}\n", "c.yaml")
+    key = cell_key(cfg.cells()[0], fingerprints_for(cfg, cfg.cells())["digits"])
+    (tmp_path / "cells").mkdir()
+    (tmp_path / "cells" / f"{key}.json").write_text(content)
+    counts = run_sweep(cfg, tmp_path, backend=LocalBackend(1))
+    assert counts["ran"] == 1 and counts["done"] == 1
+
+
+# --- disk full --------------------------------------------------------------------------------------
+
+def test_a_full_disk_inside_a_writer_names_the_file(tmp_path):
+    dest = tmp_path / "results.csv"
+    with pytest.raises(OSError) as info:
+        with atomic_path(dest):
+            raise OSError(errno.ENOSPC, "No space left on device")  # as a writer reports it: no file name
+    assert info.value.filename == str(dest) and info.value.errno == errno.ENOSPC
+    assert not dest.exists() and not list(tmp_path.glob(".*.part"))
+
+
+def test_a_full_disk_during_a_sweep_is_one_line_naming_the_file(tmp_path):
+    script = (
+        "import errno, sys, pandas as pd\n"
+        "def full(*a, **k): raise OSError(errno.ENOSPC, 'No space left on device')\n"
+        "pd.DataFrame.to_csv = full\n"
+        "from rbrepro.cli import app\n"
+        f"sys.argv = ['rbrepro', 'sweep', {str(tmp_path / 'c.yaml')!r}, '--out', {str(tmp_path / 'res')!r}, '-q']\n"
+        "app()\n")
+    (tmp_path / "c.yaml").write_text("name: c\ndatasets:\n  digits: {sigma: [0.3], R: [8]}\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    one_line_error(proc, str(tmp_path / "res" / "results.csv"), "No space left on device")
+    assert len(list((tmp_path / "res" / "cells").glob("*.json"))) == 1  # the finished cell survives
