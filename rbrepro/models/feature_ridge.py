@@ -306,12 +306,9 @@ class _RandomFourierRidge(_FeatureRidge):
 
 
 class _NystromRidge(_RandomFourierRidge):
-    _method = "nystrom"
+    """The same parameters as RF (R landmarks instead of R frequencies)."""
 
-    def __init__(self, n_components=256, sigma=1.0, kernel="l1", lam=0.01, solver="direct", maxit=MAXIT, tol=TOL,
-                 center=True, random_state=None, memory_limit_gb=None):
-        super().__init__(n_components, sigma, kernel, lam, solver, maxit, tol, center, random_state,
-                         memory_limit_gb)
+    _method = "nystrom"
 
 
 class RandomBinningClassifier(_Classifier, _RandomBinningRidge):
