@@ -521,9 +521,9 @@ def sweep(
     the YAML. OUT defaults to runs/<name>, so the published results/ are never touched unless
     named with --out.
     """
-    import os
     import signal
 
+    from rbrepro.memory import memory_limit_bytes
     from rbrepro.sweep.config import load_config
     from rbrepro.sweep.runner import (
         DaskBackend,
@@ -548,10 +548,8 @@ def sweep(
     grid_cells = narrow(cfg.selection_cells()) + narrow(cfg.cells())
     if not grid_cells and cfg.sigma_selection == "grid":
         _fail(f"the filters select no cell of {config}")
-    if memory_limit is not None:
-        if memory_limit <= 0:
-            _fail(f"--memory-limit {memory_limit:g}: expected a positive number of GB")
-        os.environ["RBREPRO_MEMORY_LIMIT_GB"] = repr(memory_limit)  # for every process this sweep starts
+    if memory_limit is not None and memory_limit <= 0:
+        _fail(f"--memory-limit {memory_limit:g}: expected a positive number of GB")
     if dry_run:
         prints = _guard(lambda: fingerprints_for(cfg, grid_cells, data_dir, mirror))
         states = cell_states(grid_cells, out_dir, prints, reuse_stale)
@@ -568,7 +566,8 @@ def sweep(
         return
     n_workers = workers or default_workers(grid_cells, cfg.exclusive)
     backend = (DaskBackend(None if scheduler == "local" else scheduler, n_workers, cfg.exclusive, worker_timeout)
-               if scheduler else LocalBackend(n_workers, fresh_process, exclusive=cfg.exclusive))
+               if scheduler else LocalBackend(n_workers, fresh_process, exclusive=cfg.exclusive,
+                                              memory_budget=_guard(lambda: memory_limit_bytes(memory_limit))))
     backend.on_event = lambda message: err.print(f"rbrepro: {message}", highlight=False, markup=False,
                                                  soft_wrap=True)
 

@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rbrepro.features.laplacian import as_dense, check_kernel, laplacian_kernel
-from rbrepro.features.params import check_count, check_sigma
+from rbrepro.features.params import check_count, check_sigma, seed_of
 
 EIGEN_CUTOFF = 1e-12
 
@@ -66,9 +66,7 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
             warnings.warn(f"n_components = {R} landmarks requested, but there are only {n} training rows: "
                           f"using {n}", UserWarning, stacklevel=2)
             R = n
-        seed = self.random_state if not isinstance(self.random_state, np.random.RandomState) else \
-            self.random_state.randint(2**31)
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(seed_of(self.random_state))
         self.n_components_ = R
         self.landmark_indices_ = np.sort(rng.choice(n, R, replace=False))
         self.landmarks_ = as_dense(X[self.landmark_indices_])

@@ -13,3 +13,17 @@ def check_count(name: str, value) -> None:
 def check_sigma(value) -> None:
     if not isinstance(value, numbers.Real) or isinstance(value, bool) or not np.isfinite(value) or value <= 0:
         raise ValueError(f"sigma must be a positive finite number, got {value!r}")
+
+
+def check_nonnegative(name: str, value) -> None:
+    """A finite real number >= 0 (ridge lambda, the L1 weight)."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+
+
+def seed_of(random_state):
+    """What numpy.random.default_rng takes: the seed as given, or one drawn from a legacy RandomState
+    instance (scikit-learn passes those)."""
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(2**31))
+    return random_state

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rbrepro.features import _binning_kernels as kernels
 from rbrepro.features.binned_matrix import BinnedMatrix
-from rbrepro.features.params import check_count, check_sigma
+from rbrepro.features.params import check_count, check_sigma, seed_of
 from rbrepro.features.reference import mix64
 
 #: bytes of key scratch space per batch of grids (keys are computed a batch at a time)
@@ -118,9 +118,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         if n * R > np.iinfo(np.int32).max:  # D <= N R columns must fit int32 ids: refuse before allocating
             raise MemoryError(f"N R = {n} x {R} = {n * R:,} may exceed the int32 column-id range (D <= N R); "
                               "lower R")
-        seed = self.random_state if not isinstance(self.random_state, np.random.RandomState) else \
-            self.random_state.randint(2**31)
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(seed_of(self.random_state))
         self.deltas_ = rng.gamma(shape=2.0, scale=1.0 / self.sigma, size=(R, d))
         self.offsets_ = rng.uniform(0.0, self.deltas_)
         self._inv_deltas = 1.0 / self.deltas_

@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rbrepro.features.laplacian import check_kernel
-from rbrepro.features.params import check_count, check_sigma
+from rbrepro.features.params import check_count, check_sigma, seed_of
 
 BLOCK_ROWS = 16384
 
@@ -67,9 +67,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         check_sigma(self.sigma)
         check_kernel(self.kernel)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float32, np.float64])
-        seed = self.random_state if not isinstance(self.random_state, np.random.RandomState) else \
-            self.random_state.randint(2**31)
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(seed_of(self.random_state))
         self.omegas_ = draw_frequencies(rng, X.shape[1], self.n_components, self.sigma, self.kernel).astype(np.float32)
         self.phases_ = rng.uniform(0, 2 * np.pi, self.n_components).astype(np.float32)
         self._n_features_out = self.n_components

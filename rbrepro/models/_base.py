@@ -24,7 +24,6 @@ class _TaskEstimator:
     """Validation shared by the classifier and regressor roles (mixed in before BaseEstimator)."""
 
     _task: str
-    _dense_only = False  # kernel methods densify anyway; they still accept sparse input
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -44,10 +43,10 @@ class _TaskEstimator:
         check_is_fitted(self)
         return validate_data(self, X, reset=False, **_X_KWARGS)
 
-    @property
-    def task(self) -> str:
-        """'classification' or 'regression' (fixed by the class)."""
-        return self._task
+    def predict_train(self) -> np.ndarray:
+        """Predictions on the training rows, from the scores kept at fit (no second featurization)."""
+        check_is_fitted(self)
+        return targets.decode(self.train_scores_, getattr(self, "classes_", None))
 
 
 class _Classifier(_TaskEstimator, ClassifierMixin):
@@ -71,8 +70,3 @@ class _Regressor(_TaskEstimator, RegressorMixin):
 
     def predict(self, X) -> np.ndarray:
         return self._scores(self._validate_predict(X))[:, 0]
-
-
-def train_predictions(model) -> np.ndarray:
-    """Predictions on the training rows from the scores kept at fit (no second featurization)."""
-    return targets.decode(model.train_scores_, getattr(model, "classes_", None))

@@ -20,7 +20,7 @@ from rbrepro import metrics
 from rbrepro.data.load import Dataset, validation_split
 from rbrepro.features.laplacian import KERNELS
 from rbrepro.memory import PeakMemory
-from rbrepro.models.feature_ridge import DEFAULT_SOLVER, FEATURE_RIDGE
+from rbrepro.models.feature_ridge import FEATURE_RIDGE
 from rbrepro.models.kernel_ridge import KERNEL_RIDGE
 from rbrepro.models.l1_model import L1_MODEL
 from rbrepro.provenance import provenance
@@ -34,9 +34,6 @@ METHODS = ("rb", "rf", "nystrom", "block", "exact")
 ALGORITHM_VERSION = 3
 SOLVERS = ("default", "cg", "pcg", "direct", "rcd")
 
-
-def default_solver(method: str) -> str:
-    return DEFAULT_SOLVER.get(method, "cholesky")
 
 
 @dataclass(frozen=True)
@@ -157,7 +154,7 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None) -
     rcd = params.solver == "rcd"
     row = {
         **asdict(params),
-        "solver": "rcd" if rcd else getattr(model, "solver_", default_solver(params.method)),
+        "solver": "rcd" if rcd else model.solver_,
         "center": None if rcd else model.center_,
         "threads": threads,
         "task": data.task,

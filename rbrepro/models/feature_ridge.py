@@ -17,21 +17,18 @@ import time
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
 from rbrepro.features.nystrom import NystromFeatures
+from rbrepro.features.params import check_nonnegative
 from rbrepro.features.random_binning import RandomBinningFeatures
 from rbrepro.features.random_fourier import RandomFourierFeatures
 from rbrepro.memory import check_memory, memory_limit_bytes
-from rbrepro.models._base import _Classifier, _Regressor, train_predictions
+from rbrepro.models._base import _Classifier, _Regressor
 from rbrepro.solvers.cg import MAXIT, TOL, ridge_cg
 from rbrepro.solvers.direct import DenseOperator, ridge_direct
 
 FEATURES = {"rb": RandomBinningFeatures, "rf": RandomFourierFeatures, "nystrom": NystromFeatures}
-DEFAULT_SOLVER = {"rb": "cg", "rf": "direct", "nystrom": "direct"}
-DEFAULT_CENTER = {"rb": False, "rf": True, "nystrom": True}
 SOLVERS = ("cg", "pcg", "direct")
-KERNELS = ("l1", "euclidean")
 
 
 PREDICT_BLOCK_ENTRIES = 1 << 26  # feature entries per prediction block: 256 MB of int32 ids or float32 values
@@ -101,8 +98,7 @@ class _FeatureRidge(BaseEstimator):
     def _check_params(self):
         if self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        if not (isinstance(self.lam, (int, float, np.number)) and np.isfinite(self.lam) and self.lam >= 0):
-            raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}")
+        check_nonnegative("lam", self.lam)
         if not (isinstance(self.maxit, (int, np.integer)) and self.maxit >= 0):
             raise ValueError(f"maxit must be an integer >= 0, got {self.maxit!r}")
         if not (isinstance(self.tol, (int, float, np.number)) and self.tol > 0):
@@ -184,34 +180,20 @@ class _FeatureRidge(BaseEstimator):
             out[lo:lo + step] = self._transform(X[lo:lo + step]).matvec(coef)
         return out + self.y_mean_
 
-    def predict_train(self) -> np.ndarray:
-        """Predictions on the training rows, from the Z built during fit."""
-        check_is_fitted(self)
-        return train_predictions(self)
-
     def warm_up(self, X) -> None:
         """Compile or load every numba kernel this estimator's fit and predict use for X's types,
         with one target column and with several (they are different kernels), so that timings
         exclude compilation."""
         small = X[:8]
         n = small.shape[0]
-        probe = _as_classifier(clone_with(self, **{self._r_param: min(2, n), "maxit": 2, "memory_limit_gb": None}))
+        classifier = _CLASSIFIER_OF.get(type(self), type(self))  # several targets need the classifier twin
+        probe = classifier(**{**self.get_params(deep=False), self._r_param: min(2, n), "maxit": 2,
+                              "memory_limit_gb": None})
         for n_classes in sorted({2, min(3, n)}):  # one right-hand side, then several
             probe.fit(small, np.arange(n) % n_classes).predict(small)
 
     def cost(self) -> dict:
         return feature_cost(self)
-
-
-def clone_with(estimator, **params):
-    """A fresh unfitted copy of `estimator` with some parameters replaced."""
-    return type(estimator)(**{**estimator.get_params(deep=False), **params})
-
-
-def _as_classifier(estimator):
-    """The classifier twin of a feature-ridge estimator (warm-up needs several targets)."""
-    twin = _CLASSIFIER_OF.get(type(estimator), type(estimator))
-    return twin(**estimator.get_params(deep=False))
 
 
 _R_DOC = """

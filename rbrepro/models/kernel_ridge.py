@@ -26,9 +26,9 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from rbrepro.features.laplacian import as_dense, check_kernel, laplacian_kernel
-from rbrepro.features.params import check_sigma
+from rbrepro.features.params import check_nonnegative, check_sigma, seed_of
 from rbrepro.memory import check_memory
-from rbrepro.models._base import _Classifier, _Regressor, train_predictions
+from rbrepro.models._base import _Classifier, _Regressor
 
 PREDICT_BLOCK = 2048
 
@@ -46,8 +46,7 @@ def _cholesky_solve(K: np.ndarray, lam: float, B: np.ndarray) -> np.ndarray:
 
 class _KernelRidgeBase(BaseEstimator):
     def _center(self, Y):
-        if not (isinstance(self.lam, numbers.Real) and np.isfinite(self.lam) and self.lam >= 0):
-            raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}")
+        check_nonnegative("lam", self.lam)
         check_sigma(self.sigma)
         check_kernel(self.kernel)
         self.center_ = bool(self.center)
@@ -56,10 +55,6 @@ class _KernelRidgeBase(BaseEstimator):
 
     def _kernel(self, A, B) -> np.ndarray:
         return laplacian_kernel(A, B, self.sigma, kernel=self.kernel)
-
-    def predict_train(self) -> np.ndarray:
-        check_is_fitted(self)
-        return train_predictions(self)
 
     def warm_up(self, X) -> None:
         small = as_dense(X[:4])
@@ -193,9 +188,7 @@ class _IndependentBlockRidge(_KernelRidgeBase):
         r = min(2 * self.leaf_size - 1, n)  # the largest leaf RLCM's rule allows
         check_memory(f"the block approximation with leaves of up to {r} rows", 8.0 * n * d + 8.0 * r * r * 2,
                      self.memory_limit_gb)
-        seed = self.random_state if not isinstance(self.random_state, np.random.RandomState) else \
-            self.random_state.randint(2**31)
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(seed_of(self.random_state))
         t0 = time.perf_counter()
         self.X_fit_ = as_dense(X)
         self._build_tree(self.X_fit_, rng)

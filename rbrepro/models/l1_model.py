@@ -10,12 +10,12 @@ import time
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
+from rbrepro.features.params import check_nonnegative, seed_of
 from rbrepro.features.random_binning import RandomBinningFeatures
 from rbrepro.features.random_fourier import RandomFourierFeatures
 from rbrepro.memory import check_memory
-from rbrepro.models._base import _Classifier, _Regressor, train_predictions
+from rbrepro.models._base import _Classifier, _Regressor
 from rbrepro.models.feature_ridge import feature_cost
 from rbrepro.solvers.rcd import LOSSES, VARIANTS, l1_rcd, prepare
 
@@ -45,18 +45,12 @@ class _L1FeatureModel(BaseEstimator):
             raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
         if self.variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
-        if not (isinstance(self.l1, (int, float, np.number)) and np.isfinite(self.l1) and self.l1 >= 0):
-            raise ValueError(f"l1 must be a finite number >= 0, got {self.l1!r}")
+        check_nonnegative("l1", self.l1)
         for name in ("epochs", "threads"):
             value = getattr(self, name)
             if not isinstance(value, (int, np.integer)) or value < (0 if name == "epochs" else 1):
                 raise ValueError(f"{name} must be a {'non-negative' if name == 'epochs' else 'positive'} integer, "
                                  f"got {value!r}")
-
-    def _seed(self) -> int:
-        if isinstance(self.random_state, np.random.RandomState):
-            return int(self.random_state.randint(2**31))
-        return 0 if self.random_state is None else int(self.random_state)
 
     def fit(self, X, y):
         """Featurize X, then run RCD on each target column."""
@@ -67,7 +61,8 @@ class _L1FeatureModel(BaseEstimator):
         n = X.shape[0]
         check_memory(f"RCD on {self.method} features of {n} rows at R = {self.n_components}",
                      12.0 * self.n_components * n, self.memory_limit_gb)
-        seed = self._seed()
+        seed = seed_of(self.random_state)
+        seed = 0 if seed is None else int(seed)  # RCD's coordinate order is seeded even without a random_state
         t0 = time.perf_counter()
         if self.method == "rb":
             self.features_ = RandomBinningFeatures(self.n_components, self.sigma, seed)
@@ -99,10 +94,6 @@ class _L1FeatureModel(BaseEstimator):
         if self.method == "rb":
             return self.features_.transform_binned(X).matvec(self.coef_)
         return self.features_.transform(X).astype(np.float64) @ self.coef_
-
-    def predict_train(self) -> np.ndarray:
-        check_is_fitted(self)
-        return train_predictions(self)
 
     def warm_up(self, X) -> None:
         """Compile every RCD kernel for X's types and the thread counts used (1 and `threads`)."""
