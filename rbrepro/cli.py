@@ -56,6 +56,18 @@ KERNEL_HELP = ("Distance of the Laplacian kernel exp(-sigma d(x, y)): l1 (what R
                "or euclidean (the authors' baselines: rf, nystrom, block, exact).")
 
 
+class Scaling(str, Enum):
+    default = "default"
+    minmax = "minmax"
+    maxabs = "maxabs"
+    published = "published"
+
+
+SCALING_HELP = ("Feature scaling, fitted on the training split: default (the registry's: min-max, or as published "
+                "for files the site ships scaled), minmax ([0, 1] per column), maxabs (divide by max |x|: the "
+                "authors' cadata) or published (as the file has it).")
+
+
 class Solver(str, Enum):
     default = "default"
     cg = "cg"
@@ -325,6 +337,7 @@ def train(
                           help="rb: grids; rf: features; nystrom: landmarks; block: leaf size; exact: unused."),
     sigma: float = typer.Option(1.0, "--sigma", help="Inverse kernel width sigma (> 0)."),
     kernel: Kernel = typer.Option(Kernel.l1, "--kernel", help=KERNEL_HELP),
+    scaling: Scaling = typer.Option(Scaling.default, "--scaling", help=SCALING_HELP),
     lam: Optional[float] = typer.Option(None, "--lam", help="Ridge lambda [default: the dataset's, usually 0.01]."),
     solver: Solver = typer.Option(Solver.default, "--solver",
                                   help="default (rb: cg; rf, nystrom: direct; block, exact: Cholesky), cg, pcg "
@@ -369,9 +382,10 @@ def train(
     params = CellParams(dataset=name, method=method.value, sigma=sigma, kernel=kernel.value, R=R, lam=0.0,
                         solver=solver.value,
                         maxit=maxit, tol=tol, center=center, seed=seed, threads=threads, loss=loss.value,
-                        epochs=epochs, variant=variant.value, memory_limit_gb=memory_limit)
+                        epochs=epochs, variant=variant.value, memory_limit_gb=memory_limit, scaling=scaling.value)
     _guard(params.validate)
-    data = _guard(lambda: load_dataset(name, data_dir, mirror, progress=not as_json, datasets_file=datasets))
+    data = _guard(lambda: load_dataset(name, data_dir, mirror, progress=not as_json, datasets_file=datasets,
+                                       scaling=scaling.value))
     weight = (1e-4 if l1 is None else l1) if rcd else (data.info["spec"].lam if lam is None else lam)
     params = replace(params, dataset=data.name, lam=weight)
     models: list = []
@@ -517,7 +531,8 @@ def sweep(
     cells are retried on the next run, cells the memory guard refuses are recorded as
     skipped and retried under a higher --memory-limit. results.csv holds exactly the
     config's cells; cells of other configs, data or code stay aside in OUT/cells. With
-    sigma_selection, the selection cells run first. Filters narrow the grid without editing
+    sigma_selection on validation data, the selection cells run first; a dataset whose files
+    cannot be had here gets no cells and is named once. Filters narrow the grid without editing
     the YAML. OUT defaults to runs/<name>, so the published results/ are never touched unless
     named with --out.
     """
@@ -546,21 +561,25 @@ def sweep(
 
     out_dir = out or Path("runs") / cfg.name
     grid_cells = narrow(cfg.selection_cells()) + narrow(cfg.cells())
-    if not grid_cells and cfg.sigma_selection == "grid":
+    if not grid_cells:
         _fail(f"the filters select no cell of {config}")
     if memory_limit is not None and memory_limit <= 0:
         _fail(f"--memory-limit {memory_limit:g}: expected a positive number of GB")
     if dry_run:
-        prints = _guard(lambda: fingerprints_for(cfg, grid_cells, data_dir, mirror))
+        unavailable: dict = {}
+        prints = _guard(lambda: fingerprints_for(cfg, grid_cells, data_dir, mirror, unavailable))
+        for name, why in sorted(unavailable.items()):
+            typer.echo(f"{name}: not available here, no cells: {why}")
+        grid_cells = [c for c in grid_cells if c.dataset not in unavailable]
         states = cell_states(grid_cells, out_dir, prints, reuse_stale)
-        n_selecting = len(narrow(cfg.selection_cells()))  # grid_cells lists them first
+        n_selecting = len([c for c in narrow(cfg.selection_cells()) if c.dataset not in unavailable])  # listed first
         for i, s in enumerate(states):
             p = s.params
             typer.echo(f"{s.key} {s.status:7s} {p.dataset} {p.method} sigma={p.sigma:g} R={p.R} lam={p.lam:g} "
                        f"seed={p.seed} threads={p.threads}" + (f" variant={p.variant}" if p.solver == "rcd" else "")
                        + (f" [selects sigma on {p.evaluate_on} data]" if i < n_selecting else ""))
         n_done = sum(s.status in ("done", "skipped") for s in states)
-        pending = "" if cfg.sigma_selection == "grid" else " (plus the chosen-sigma cells once selection is done)"
+        pending = "" if not cfg.selection_cells() else " (plus the chosen-sigma cells once selection is done)"
         typer.echo(f"{len(states)} cells{pending}, {n_done} done, {sum(s.status == 'failed' for s in states)} "
                    f"failed, {len(states) - n_done} to run -> {out_dir}")
         return
@@ -607,6 +626,8 @@ def sweep(
             raise typer.Exit(128 + int(signum))
     aside = f"; {counts['aside']} cell(s) of other configs, data or code kept aside in {out_dir / 'cells'}" \
         if counts["aside"] else ""
+    for name, why in sorted(counts.get("unavailable", {}).items()):
+        typer.echo(f"{name}: not available here, no cells run: {why}")
     typer.echo(f"{cfg.name}: {counts['done']}/{counts['total']} cells done ({counts['ran']} run now, "
                f"{counts['total'] - counts['ran']} already done), {counts['failed']} failed, {counts['skipped']} "
                f"skipped by the memory guard -> {out_dir / 'results.csv'}{aside}")
@@ -634,6 +655,60 @@ def plot(
     folder = results if results.is_dir() else results.parent
     paths = _guard(lambda: make_figure(figure.value, results, out or folder / figure.value))
     typer.echo(" ".join(str(p) for p in paths))
+
+
+@app.command()
+def compare(
+    results: Path = typer.Argument(..., help="A results folder (with results.csv) or a results CSV of a fig3 or "
+                                             "fig5 sweep."),
+    published: bool = typer.Option(True, "--published", help="Compare with the authors' published figure data "
+                                                             "(shipped in rbrepro/published; the one reference "
+                                                             "so far)."),
+    summary_only: bool = typer.Option(False, "--summary", help="Print only the counts per dataset and method."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print the per-dataset-and-method counts as a "
+                                                            "Markdown table (as in REPRODUCTION.md)."),
+):
+    """Put our points beside the published ones: ours, published, the difference, within tolerance.
+
+    Within tolerance means accuracy at most 0.5 points below the published value, or relative
+    error at most 3 % above it (better is always within). Fig. 5: each (dataset, method, R) at
+    the chosen sigma. Fig. 3: RB's test value at each published (R, sigma), and the exact
+    kernel's line. Points the authors did not publish, or that we did not run, are left out.
+    """
+    from rbrepro.plots import load_results, swept_for
+    from rbrepro.published import compare_points
+
+    frame, config = _guard(lambda: load_results(results))
+    figure = swept_for(frame, config)
+    if figure not in ("fig3", "fig5"):
+        _fail(f"{results}: these results are for {figure or 'no figure'}; the published data covers Fig. 3 and "
+              f"Fig. 5 sweeps only")
+    points = compare_points(frame, figure)
+    if not points:
+        _fail(f"{results}: none of its points has a published counterpart (datasets, R or sigma differ)")
+    groups: dict = {}
+    for p in points:
+        groups.setdefault((p.dataset, p.method), []).append(p)
+    if not summary_only and not markdown:
+        for p in points:
+            unit = "%" if p.metric == "accuracy" else ""
+            at = f"R={p.R}" if p.method != "exact" else "exact"
+            typer.echo(f"{p.dataset:9s} {p.method:8s} {at:7s} sigma={p.sigma:<8.4g} ours {p.ours:8.4f}{unit} "
+                       f"published {p.published:8.4f}{unit} diff {p.difference:+8.4f} "
+                       f"{'within' if p.within else 'OUTSIDE'}")
+    if markdown:
+        typer.echo("| dataset | method | within tolerance | worst difference |")
+        typer.echo("|---|---|---|---|")
+    for (dataset, method), group in sorted(groups.items()):
+        n_in = sum(p.within for p in group)
+        worst = min(group, key=lambda p: -p.difference if p.metric == "rel_error" else p.difference)
+        if markdown:
+            typer.echo(f"| {dataset} | {method} | {n_in} / {len(group)} | {worst.difference:+.4g} (R={worst.R}) |")
+        elif summary_only:
+            typer.echo(f"{dataset:9s} {method:8s} {n_in}/{len(group)} within")
+    n_in = sum(p.within for p in points)
+    typer.echo(f"{n_in} of {len(points)} published points within tolerance ({100.0 * n_in / len(points):.0f} %) "
+               f"[{figure}, {results}]")
 
 
 def main():  # pragma: no cover - console entry for `python -m rbrepro`

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rbrepro.sweep.config import ConfigError, load_config, parse_config
@@ -35,7 +36,7 @@ def test_per_dataset_seeds_override_the_config_seeds():
     seeds = {(c.dataset, c.seed) for c in cfg.cells()}
     assert seeds == {("cadata", 0), ("cadata", 1), ("ijcnn1", 7)}
     assert cfg.to_dict()["datasets"]["ijcnn1"]["seeds"] == [7]
-    assert parse_config(cfg_text := GOOD.replace("seeds: [0, 1]", "seeds: [0, 1]\nsigma_selection: test"),
+    assert parse_config(cfg_text := GOOD.replace("seeds: [0, 1]", "seeds: [0, 1]\nsigma_selection: validation"),
                         "t.yaml").selection_cells()[0].seed == 0 and cfg_text
 
 
@@ -80,7 +81,7 @@ def test_shipped_configs_are_valid():
     assert {g.name for g in fig3.datasets} == {"cadata", "census", "ijcnn1", "covtype", "SUSY", "mnist", "acoustic",
                                                "letter"}
     ijcnn1 = next(g for g in fig3.datasets if g.name == "ijcnn1")
-    assert ijcnn1.R == (17,) and len(ijcnn1.sigma) == 19
+    assert ijcnn1.R == (128,) and len(ijcnn1.sigma) == 19  # the R of the authors' Fig. 3 data (DESIGN §2a)
     covtype = next(g for g in fig3.datasets if g.name == "covtype")
     assert covtype.lam == 1e-4 and len(covtype.sigma) == 7
 
@@ -88,3 +89,34 @@ def test_shipped_configs_are_valid():
 def test_missing_file_is_named(tmp_path):
     with pytest.raises(ConfigError, match="nope.yaml: cannot read"):
         load_config(tmp_path / "nope.yaml")
+
+
+def test_protocol_kernel_scaling_and_baseline_grids_reach_every_cell():
+    cfg = parse_config("name: p\nprotocol: as-published\nkernel: euclidean\nmethods: [rb, rf, exact]\n"
+                       "sigma_selection: {on: test, per: {rb: R, default: dataset}}\n"
+                       "defaults: {sigma: [0.5, 1], baseline_sigma: [2, 4, 8], exact_sigma: [3]}\n"
+                       "datasets:\n  cadata: {scaling: maxabs, R: [8, 16]}\n", "p.yaml")
+    cells = cfg.cells()
+    assert {c.scaling for c in cells} == {"maxabs"}
+    assert {(c.method, c.kernel) for c in cells} == {("rb", "l1"), ("rf", "euclidean"), ("exact", "euclidean")}
+    assert sorted({c.sigma for c in cells if c.method == "rf"}) == [2, 4, 8]
+    assert [c.sigma for c in cells if c.method == "exact"] == [3]
+    assert cfg.selection.per_method("rb") == "R" and cfg.selection.per_method("rf") == "dataset"
+    resolved = cfg.to_dict()
+    assert resolved["protocol"] == "as-published" and resolved["datasets"]["cadata"]["scaling"] == "maxabs"
+    with pytest.raises(ConfigError, match=r"p.yaml:\d+: datasets.cadata.scaling: expected one of"):
+        parse_config("name: p\ndatasets:\n  cadata: {sigma: [1], scaling: zscore}\n", "p.yaml")
+    with pytest.raises(ConfigError, match=r"sigma_selection.per.rb: expected one of"):
+        parse_config("name: p\nsigma_selection: {per: {rb: seed}}\ndatasets:\n  cadata: {sigma: [1]}\n", "p.yaml")
+
+
+def test_maxabs_scaling_divides_each_column_by_its_largest_magnitude():
+    import scipy.sparse as sp
+
+    from rbrepro.data.load import MinMaxScaler
+
+    X = np.array([[-4.0, 0.0, 1.0], [2.0, 0.0, 3.0]], dtype=np.float32)
+    scaler = MinMaxScaler.fit_maxabs(X)
+    np.testing.assert_allclose(scaler.transform(X), [[-1.0, 0.0, 1 / 3], [0.5, 0.0, 1.0]], rtol=1e-6)
+    S = scaler.transform(sp.csr_matrix(X))
+    assert sp.issparse(S) and np.allclose(S.toarray(), scaler.transform(X))

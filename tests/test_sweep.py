@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from rbrepro.data.load import load_dataset, validation_split
-from rbrepro.sweep.config import parse_config
+from rbrepro.sweep.config import ConfigError, parse_config
 from rbrepro.sweep.runner import LocalBackend, cell_key, run_sweep
 
 COMPARE = ["dataset", "method", "sigma", "R", "seed", "threads", "test_metric", "train_metric", "D", "cg_iterations",
@@ -42,20 +42,112 @@ def test_validation_split_uses_the_site_file_or_a_seeded_share():
     assert (validation_split(digits).y_test == val.y_test).all()  # seeded
 
 
-def test_sigma_selection_on_validation_then_refit(tmp_path):
-    cfg = parse_config("name: sel\nmethods: [rb, rf]\nsigma_selection: validation\n"
-                       "datasets:\n  digits: {sigma: [0.03, 0.3, 30], R: [16, 64], select_R: 64}\n", "sel.yaml")
+def test_sigma_selection_per_R_on_validation_then_refit(tmp_path):
+    cfg = parse_config("name: sel\nmethods: [rb, rf]\nprotocol: fair\nsigma_selection: validation\n"
+                       "datasets:\n  digits: {sigma: [0.03, 0.3, 30], R: [16, 64]}\n", "sel.yaml")
     counts = run_sweep(cfg, tmp_path / "res", backend=LocalBackend(2))
     frame = pd.read_csv(tmp_path / "res" / "results.csv")
-    assert counts["failed"] == 0 and len(frame) == 2 * 3 + 2 * 2
+    assert counts["failed"] == 0 and len(frame) == 2 * 3 * 2 + 2 * 2
     sel = frame[frame["evaluate_on"] == "validation"]
-    assert len(sel) == 6 and (sel["R"] == 64).all()
+    assert len(sel) == 12 and not sel["selected"].any()
     final = frame[frame["evaluate_on"] == "test"]
+    assert final["selected"].all() and (final["protocol"] == "fair").all() and (final["selected_on"] == "validation").all()
     for method in ("rb", "rf"):
-        best = sel[sel["method"] == method].sort_values("test_metric").iloc[-1]["sigma"]
-        assert set(final[final["method"] == method]["sigma"]) == {best}
-        assert set(final[final["method"] == method]["R"]) == {16, 64}
+        for R in (16, 64):
+            here = sel[(sel["method"] == method) & (sel["R"] == R)]
+            best = here.sort_values("test_metric").iloc[-1]["sigma"]
+            assert set(final[(final["method"] == method) & (final["R"] == R)]["sigma"]) == {best}
     assert 0.3 in set(final["sigma"])  # too wide (0.03) and too narrow (30) both lose on digits
+    assert set(final["sigma_edge"].fillna("")) <= {"", "low", "high"}
+
+
+def test_sigma_selection_per_dataset_uses_select_R_only(tmp_path):
+    cfg = parse_config("name: sel\nmethods: [rf]\nsigma_selection: {on: validation, per: dataset}\n"
+                       "datasets:\n  digits: {sigma: [0.03, 0.3], R: [8, 32], select_R: 32}\n", "sel.yaml")
+    run_sweep(cfg, tmp_path / "res", backend=LocalBackend(2))
+    frame = pd.read_csv(tmp_path / "res" / "results.csv")
+    sel = frame[frame["evaluate_on"] == "validation"]
+    final = frame[frame["evaluate_on"] == "test"]
+    assert set(sel["R"]) == {32} and len(sel) == 2
+    assert final["sigma"].nunique() == 1 and set(final["R"]) == {8, 32}
+
+
+def _choice_rows(on_validation_best: float, on_test_best: float) -> list[dict]:
+    rows = []
+    for sigma in (0.1, 1.0, 10.0):
+        for on, best in (("validation", on_validation_best), ("test", on_test_best)):
+            rows.append({"status": "ok", "dataset": "digits", "method": "rb", "R": 8, "sigma": sigma,
+                         "evaluate_on": on, "metric": "accuracy", "test_metric": 90.0 if sigma == best else 50.0})
+    return rows
+
+
+def test_the_fair_protocol_never_chooses_on_test_rows():
+    fair = parse_config("name: f\nprotocol: fair\nsigma_selection: validation\n"
+                        "datasets:\n  digits: {sigma: [0.1, 1.0, 10.0], R: [8]}\n", "f.yaml")
+    # the test rows favour 10.0 (at the grid's edge), the validation rows 1.0: only validation counts
+    assert fair.choose_sigma(_choice_rows(1.0, 10.0)) == {("digits", "rb", 8): (1.0, "")}
+    assert fair.choose_sigma(_choice_rows(10.0, 1.0)) == {("digits", "rb", 8): (10.0, "high")}
+    published = parse_config("name: p\nprotocol: as-published\nsigma_selection: test\n"
+                             "datasets:\n  digits: {sigma: [0.1, 1.0, 10.0], R: [8]}\n", "p.yaml")
+    assert published.choose_sigma(_choice_rows(1.0, 0.1)) == {("digits", "rb", 8): (0.1, "low")}
+    assert not fair.selection_cells() == [] and all(c.evaluate_on == "validation" for c in fair.selection_cells())
+    assert fair.cells({}) == []  # nothing runs on test before the choice is made
+
+
+def test_a_fair_sweep_chooses_the_same_whatever_the_test_labels(tmp_path):
+    """Run the fair protocol twice on one training file with two test files, the second with
+    shuffled labels: every choice (and every validation row) must be identical."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    rng = np.random.default_rng(0)
+    lines = lambda X, y: "".join(f"{int(t)} " + " ".join(f"{j + 1}:{v:g}" for j, v in enumerate(x) if v) + "\n"
+                                 for x, t in zip(X, y))
+    (tmp_path / "tr").write_text(lines(X[:1200], y[:1200]))
+    (tmp_path / "te").write_text(lines(X[1200:], y[1200:]))
+    (tmp_path / "te2").write_text(lines(X[1200:], rng.permutation(y[1200:])))
+    chosen = []
+    for test in ("te", "te2"):
+        (tmp_path / f"sets-{test}.yaml").write_text(
+            f"datasets:\n  own:\n    train: tr\n    test: {test}\n    task: multiclass\n    n_features: 64\n")
+        cfg = parse_config(f"name: f\nprotocol: fair\nmethods: [rb, rf]\nsigma_selection: validation\n"
+                           f"dataset_files: [{tmp_path / f'sets-{test}.yaml'}]\n"
+                           "datasets:\n  own: {sigma: [0.01, 0.1, 1, 10], R: [8, 32]}\n", "f.yaml")
+        run_sweep(cfg, tmp_path / f"res-{test}", data_path=tmp_path / "data", backend=LocalBackend(2))
+        frame = pd.read_csv(tmp_path / f"res-{test}" / "results.csv")
+        picked = frame[frame["selected"]].sort_values(["method", "R"])
+        chosen.append((picked[["method", "R", "sigma"]].values.tolist(),
+                       frame[frame["evaluate_on"] == "validation"].sort_values(["method", "R", "sigma"])
+                       ["test_metric"].round(9).tolist(),
+                       picked["test_metric"].tolist()))
+    assert chosen[0][0] == chosen[1][0] and len(chosen[0][0]) == 4
+    assert chosen[0][1] == chosen[1][1]
+    assert chosen[0][2] != chosen[1][2]  # the test labels did change what is reported
+
+
+def test_choosing_on_test_needs_the_as_published_protocol():
+    for text in ("sigma_selection: test\n", "protocol: fair\nsigma_selection: {on: test}\n"):
+        with pytest.raises(ConfigError, match=r"t.yaml:\d+: sigma_selection: choosing sigma on test data"):
+            parse_config(f"name: t\n{text}datasets: [digits]\ndefaults: {{sigma: [1]}}\n", "t.yaml")
+    with pytest.raises(ConfigError, match="fair protocol uses the L1 kernel"):
+        parse_config("name: t\nprotocol: fair\nkernel: euclidean\ndatasets: [digits]\ndefaults: {sigma: [1]}\n",
+                     "t.yaml")
+
+
+def test_as_published_selection_marks_the_test_grid(tmp_path):
+    cfg = parse_config("name: p\nprotocol: as-published\nkernel: euclidean\nmethods: [rb, rf]\n"
+                       "sigma_selection: {on: test, per: {rb: R, default: dataset}}\n"
+                       "datasets:\n  digits: {sigma: [0.03, 0.3, 3], R: [8, 32]}\n", "p.yaml")
+    run_sweep(cfg, tmp_path / "res", backend=LocalBackend(2))
+    frame = pd.read_csv(tmp_path / "res" / "results.csv")
+    assert len(frame) == 2 * 3 * 2 and (frame["evaluate_on"] == "test").all()
+    assert set(frame[frame["method"] == "rf"]["kernel"]) == {"euclidean"} and set(frame[frame["method"] == "rb"]["kernel"]) == {"l1"}
+    picked = frame[frame["selected"]]
+    assert len(picked) == 4 and picked[picked["method"] == "rf"]["sigma"].nunique() == 1
+    for R in (8, 32):
+        rb = frame[(frame["method"] == "rb") & (frame["R"] == R)]
+        assert picked[(picked["method"] == "rb") & (picked["R"] == R)]["sigma"].item() == \
+            rb.sort_values("test_metric").iloc[-1]["sigma"]
 
 
 def test_a_dead_worker_is_replaced_and_its_cell_retried(tmp_path):

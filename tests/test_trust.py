@@ -225,10 +225,13 @@ def test_each_row_records_the_machine_load_around_the_cell():
 
 
 def test_failed_cells_keep_their_traceback_in_a_log_beside_the_cell_not_in_the_csv(tmp_path):
-    cfg = parse_config("name: f\nfigure: fig3\ndatasets:\n  digits: {sigma: [0.3], R: [8]}\n  letter: {sigma: [1], R: [8]}\n",
-                       "f.yaml")
+    (tmp_path / "bad.txt").write_text("1 1:0.5\n-1 1:0.2 2:oops\n")
+    (tmp_path / "sets.yaml").write_text("datasets:\n  bad: {train: bad.txt, task: binary}\n")
+    cfg = parse_config(f"name: f\nfigure: fig3\ndataset_files: [{tmp_path / 'sets.yaml'}]\n"
+                       "datasets:\n  digits: {sigma: [0.3], R: [8]}\n  bad: {sigma: [1], R: [8]}\n", "f.yaml")
     out = tmp_path / "res"
-    run_sweep(cfg, out, data_path=tmp_path / "nodata", mirror=str(tmp_path / "no-mirror"), backend=LocalBackend(2))
+    counts = run_sweep(cfg, out, data_path=tmp_path / "data", backend=LocalBackend(2))
+    assert counts["unavailable"] == {}  # a damaged file is not "unavailable": its cell fails and says why
     frame = pd.read_csv(out / "results.csv")
     assert "traceback" not in frame and len(frame) == 2
     failed = frame[frame["status"] == "failed"].iloc[0]

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from rbrepro.data import libsvm, user
 from rbrepro.data.delimited import parse_csv
-from rbrepro.data.fetch import fetch_dataset, file_lock, read_record, sha256_file, write_record
+from rbrepro.data.fetch import FetchError, fetch_dataset, file_lock, read_record, sha256_file, write_record
 from rbrepro.data.registry import DataFile, DatasetSpec, get_spec
 
 TRAIN_SHARE = 0.8
@@ -144,6 +144,19 @@ class MinMaxScaler:
     inv: np.ndarray
 
     @classmethod
+    def fit_maxabs(cls, X) -> "MinMaxScaler":
+        """x -> x / max|x| per column (lo = 0, so sparse input stays sparse): the authors' cadata
+        scaling (DESIGN §2a)."""
+        from rbrepro.memory import check_memory
+
+        check_memory(f"scaling {X.shape[1]} feature columns (the largest feature index sets the width)",
+                     24.0 * X.shape[1])
+        top = abs(X).max(axis=0)
+        top = top.toarray().ravel() if sp.issparse(top) else np.asarray(top).ravel()
+        inv = np.where(top > 0, 1.0 / np.where(top > 0, top, 1.0), 1.0)
+        return cls(np.zeros(X.shape[1], np.float32), inv.astype(np.float32))
+
+    @classmethod
     def fit(cls, X) -> "MinMaxScaler":
         from rbrepro.memory import check_memory
 
@@ -196,15 +209,22 @@ def split_sizes(n: int, spec: DatasetSpec) -> int:
     return int(np.floor(TRAIN_SHARE * n))
 
 
+SCALINGS = ("default", "minmax", "maxabs", "published")
+
+
 def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bool = True, progress: bool = True,
-                 datasets_file=None) -> Dataset:
+                 datasets_file=None, scaling: str = "default") -> Dataset:
     """Load a dataset ready for training (split and scaled per DESIGN §3).
 
     `name` is a registry name, a name from a datasets YAML file (`datasets_file` or
     $RBREPRO_DATASETS), a DatasetSpec, or a path to a LIBSVM/CSV file. Missing files are
     fetched (from `mirror`, $RBREPRO_MIRROR or the site) unless fetch=False. A dataset
-    without a test file is split with its fixed seed.
+    without a test file is split with its fixed seed. `scaling` overrides the registry's:
+    "minmax" (each column to [0, 1] on the training split), "maxabs" (each column divided by
+    its maximum |x| on the training split) or "published" (as the file has it).
     """
+    if scaling not in SCALINGS:
+        raise ValueError(f"scaling {scaling!r} is not available; choose from {', '.join(SCALINGS)}")
     root = data_dir(data_path)
     spec = resolve_spec(name, root, user_datasets(datasets_file))
     if spec.source.startswith("sklearn:"):
@@ -253,10 +273,11 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
 
     X_train, X_test, X_val = (_pad(p.X, width) if p is not None else None for p in (train, test, val))
     scaler = None
-    if spec.scaling == "minmax":
-        scaler = MinMaxScaler.fit(X_train)
+    how = spec.scaling if scaling == "default" else scaling
+    if how in ("minmax", "maxabs"):
+        scaler = MinMaxScaler.fit(X_train) if how == "minmax" else MinMaxScaler.fit_maxabs(X_train)
         X_train, X_test, X_val = (scaler.transform(X) for X in (X_train, X_test, X_val))
-        scaling = "minmax[0,1] on train"
+        scaling = "minmax[0,1] on train" if how == "minmax" else "maxabs on train"
     else:
         scaling = "as published"
     return Dataset(name=spec.name, task=task, X_train=X_train, y_train=train.y, X_test=X_test,
@@ -290,6 +311,12 @@ def dataset_fingerprint(name, data_path=None, mirror=None, datasets_file=None) -
     (files, width, task, scaling, split seed) and the sha256 of each raw file (from its fetch
     record; missing files are fetched first). A dataset that cannot be had gets
     "unavailable", so its cells are keyed, run and fail with the reason as before."""
+    return dataset_availability(name, data_path, mirror, datasets_file)[0]
+
+
+def dataset_availability(name, data_path=None, mirror=None, datasets_file=None) -> tuple[str, str]:
+    """(fingerprint, "") for a dataset that can be had; ("unavailable", why) for one whose files
+    cannot be fetched from the data source (not in the mirror, not on the site, no network)."""
     import hashlib
     import json
 
@@ -304,8 +331,10 @@ def dataset_fingerprint(name, data_path=None, mirror=None, datasets_file=None) -
             if any(not (root / "raw" / f.path).exists() for f in spec.files):
                 fetch_dataset(spec, root, default_mirror(mirror), progress=False)
             digests = [_source_digest(root / "raw" / f.path) for f in spec.files]
-    except Exception:  # noqa: BLE001 - the cell itself reports why, with the full message
-        return "unavailable"
+    except FetchError as exc:  # cannot be had here: named once by the sweep, no cells
+        return "unavailable", str(exc)
+    except Exception:  # noqa: BLE001 - damaged data and the like: the cells run, fail and say why in full
+        return "unavailable", ""
     described = {"files": [f.path for f in spec.files], "d": spec.n_features, "task": spec.task,
                  "scaling": spec.scaling, "split_seed": spec.split_seed, "digests": digests}
-    return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:16], ""

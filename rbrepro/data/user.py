@@ -10,7 +10,7 @@ A datasets file::
         format: libsvm                # or csv (label in the first column, optional header)
         task: binary                  # regression | binary | multiclass | auto (inferred from labels)
         n_features: 123               # optional: inferred from the data
-        scaling: minmax               # minmax (on the training split) or published (as given)
+        scaling: minmax               # minmax or maxabs (on the training split) or published (as given)
         R: 64                         # default R for sweeps
         lam: 0.01
 
@@ -28,7 +28,7 @@ from rbrepro.data.registry import REGISTRY, TASKS, DataFile, DatasetSpec
 from rbrepro.yamlconf import ConfigError, Reader, compose
 
 FORMATS = ("libsvm", "csv")
-SCALINGS = ("minmax", "published")
+SCALINGS = ("minmax", "maxabs", "published")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from rbrepro import metrics
-from rbrepro.data.load import Dataset, validation_split
+from rbrepro.data.load import SCALINGS, Dataset, validation_split
 from rbrepro.features.laplacian import KERNELS
 from rbrepro.memory import PeakMemory
 from rbrepro.models.feature_ridge import FEATURE_RIDGE
@@ -30,8 +30,9 @@ from rbrepro.solvers.rcd import LOSSES, VARIANTS
 METHODS = ("rb", "rf", "nystrom", "block", "exact")
 
 #: Bumped whenever a change of code changes results, so cached cells of older code are not reused:
-#: 3 = RLCM's block leaf rule, Nystrom's direct solve, the kernel choice, the estimator classes.
-ALGORITHM_VERSION = 3
+#: 3 = RLCM's block leaf rule, Nystrom's direct solve, the kernel choice, the estimator classes;
+#: 4 = the exact kernel's float32 factorization refined to float64 residuals.
+ALGORITHM_VERSION = 4
 SOLVERS = ("default", "cg", "pcg", "direct", "rcd")
 
 
@@ -55,6 +56,7 @@ class CellParams:
     variant: str = "async"      # rcd only: async | sync
     memory_limit_gb: float | None = None
     evaluate_on: str = "test"   # "test", or "validation" (sigma selection: train on the rest of the training split)
+    scaling: str = "default"    # default (the registry's) | minmax | maxabs | published
 
     def validate(self) -> "CellParams":
         if self.method not in METHODS:
@@ -82,6 +84,8 @@ class CellParams:
             raise ValueError(f"threads must be >= 0, got {self.threads}")
         if self.evaluate_on not in ("test", "validation"):
             raise ValueError(f"evaluate_on must be 'test' or 'validation', got {self.evaluate_on!r}")
+        if self.scaling not in SCALINGS:
+            raise ValueError(f"scaling {self.scaling!r} is not available; choose from {', '.join(SCALINGS)}")
         if self.loss not in LOSSES or self.variant not in VARIANTS or self.epochs < 0:
             raise ValueError(f"rcd needs loss in {LOSSES}, variant in {VARIANTS}, epochs >= 0")
         return self

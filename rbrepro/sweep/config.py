@@ -12,15 +12,28 @@ Schema (all keys but `name` and `datasets` optional)::
     seeds: [0]
     threads: [1]               # numba threads per cell (a list is a grid dimension, Fig. 6); 0 = all cores
     exclusive: false           # true: one cell at a time, so timings are undisturbed (Fig. 5, Fig. 6)
-    sigma_selection: grid      # grid: every sigma is a cell; validation / test: one sigma per (dataset,
-                               # method), chosen at select_R on validation (or test) data, then all R
+    protocol: fair             # fair | as-published | custom, recorded in every row (DESIGN §2a):
+                               # fair = the L1 kernel for every method, sigma chosen on validation data;
+                               # as-published = the authors' choices, the only protocol that may choose on test
+    kernel: l1                 # l1 | euclidean: the baselines' kernel (rf, nystrom, block, exact); rb is L1
+    sigma_selection: grid      # grid: every sigma is a cell and a point, nothing is chosen. Or a mapping:
+      # on: validation         #   validation | test (test: protocol as-published only)
+      # per: R                 #   R: one sigma per (dataset, method, R); dataset: one per (dataset, method)
+                               #   (on validation: chosen at select_R; on test: the best mean over R);
+                               #   or per method, e.g. {rb: R, default: dataset} (the authors' choice)
+      # run: chosen            #   chosen: only the chosen sigma runs on test; grid: every sigma does and
+                               #   the chosen one is marked (Fig. 3; the exact kernel, a line there, runs
+                               #   its chosen sigma only). Scalars: validation = {on: validation,
+                               #   per: R}, test = {on: test, per: R}
     center: false              # subtract the training mean of y [default: per method, as the authors]
     solver: {name: default, maxit: 50, tol: 1.0e-3}   # default | cg | direct | rcd (+ loss, epochs, variant)
-    defaults: {sigma: [...], R: 16, lam: 0.01}   # per-dataset values override these
+    defaults: {sigma: [...], R: 16, lam: 0.01, scaling: default}   # per-dataset values override these;
+                               # scaling: default (the registry's) | minmax | maxabs | published
     dataset_files: [my-datasets.yaml]   # your own datasets (see rbrepro.data.user), relative to this file
     datasets:
       ijcnn1: {R: 17}          # R and lam default to the registry's per-dataset values; also
-                               # exact_sigma (sigma grid of the exact kernel), select_R, targets (Fig. 5),
+                               # exact_sigma (sigma grid of the exact kernel), baseline_sigma (of rf,
+                               # nystrom and block), scaling, select_R, targets (Fig. 5),
                                # methods and seeds (subsets for this dataset)
 """
 
@@ -30,16 +43,43 @@ import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rbrepro.data.load import SCALINGS
 from rbrepro.data.registry import REGISTRY
+from rbrepro.features.laplacian import KERNELS
 from rbrepro.data.user import load_datasets_file
 from rbrepro.models.cell import METHODS, CellParams
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.solvers.rcd import LOSSES, VARIANTS
 from rbrepro.yamlconf import ConfigError, Node, Reader, compose
 
-__all__ = ["ConfigError", "DatasetGrid", "SweepConfig", "load_config", "parse_config"]
+__all__ = ["ConfigError", "DatasetGrid", "Selection", "SweepConfig", "load_config", "parse_config"]
 
 FIGURES = ("fig3", "fig4", "fig5", "fig6", "none")
+PROTOCOLS = ("fair", "as-published", "custom")
+SELECT_ON = ("validation", "test")
+SELECT_PER = ("R", "dataset")
+SELECT_RUN = ("chosen", "grid")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """How sigma is chosen (DESIGN §2a): on which data, per R or per dataset (by method), and
+    whether every sigma also runs on test (the grid, chosen ones marked) or only the chosen one."""
+    on: str = "validation"
+    per: tuple[tuple[str, str], ...] = (("default", "R"),)   # (method | "default", "R" | "dataset")
+    run: str = "chosen"
+
+    def per_method(self, method: str) -> str:
+        table = dict(self.per)
+        return table.get(method, table.get("default", "R"))
+
+    @property
+    def test_grid(self) -> bool:
+        """Every sigma runs on test: choosing on test, or marking the choice in a grid."""
+        return self.on == "test" or self.run == "grid"
+
+    def to_dict(self) -> dict:
+        return {"on": self.on, "per": dict(self.per), "run": self.run}
 SOLVERS = ("default", "cg", "pcg", "direct", "rcd")
 MAX_CELLS = 1_000_000
 
@@ -55,9 +95,15 @@ class DatasetGrid:
     targets: tuple[float, ...] = ()       # Fig. 5: target performances
     methods: tuple[str, ...] = ()         # a subset of the config's methods for this dataset (default: all)
     seeds: tuple[int, ...] = ()           # this dataset's seeds (default: the config's), e.g. fewer where cells are dear
+    scaling: str = "default"              # default (the registry's) | minmax | maxabs | published
+    baseline_sigma: tuple[float, ...] = ()  # sigma grid of rf, nystrom and block (default: sigma)
 
     def sigmas_for(self, method: str) -> tuple[float, ...]:
-        return self.exact_sigma if method == "exact" and self.exact_sigma else self.sigma
+        if method == "exact" and self.exact_sigma:
+            return self.exact_sigma
+        if method in ("rf", "nystrom", "block") and self.baseline_sigma:
+            return self.baseline_sigma
+        return self.sigma
 
 
 @dataclass(frozen=True)
@@ -77,67 +123,143 @@ class SweepConfig:
     epochs: int = 20
     variants: tuple[str, ...] = ("async",)
     exclusive: bool = False
-    sigma_selection: str = "grid"
+    selection: Selection | None = None    # None: the grid, nothing chosen
+    protocol: str = "custom"
+    kernel: str = "l1"
     user_datasets: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def sigma_selection(self) -> str:
+        """"grid", or the data sigma is chosen on ("validation" / "test")."""
+        return "grid" if self.selection is None else self.selection.on
 
     def _cell(self, grid: DatasetGrid, method: str, sigma: float, R: int, seed: int, threads: int, variant: str,
               evaluate_on: str = "test") -> CellParams:
         solver = self.solver if method in ("rb", "rf", "nystrom") else "default"
-        return CellParams(dataset=grid.name, method=method, sigma=sigma, R=R, lam=grid.lam, solver=solver,
-                          maxit=self.maxit, tol=self.tol, center=self.center, seed=seed, threads=threads,
-                          loss=self.loss, epochs=self.epochs, variant=variant, evaluate_on=evaluate_on)
+        kernel = "l1" if method == "rb" else self.kernel
+        return CellParams(dataset=grid.name, method=method, sigma=sigma, kernel=kernel, R=R, lam=grid.lam,
+                          solver=solver, maxit=self.maxit, tol=self.tol, center=self.center, seed=seed,
+                          threads=threads, loss=self.loss, epochs=self.epochs, variant=variant,
+                          evaluate_on=evaluate_on, scaling=grid.scaling)
 
     def _variants(self, threads: int) -> tuple[str, ...]:
         # one thread runs the sequential Alg. 2 whatever the variant: a single cell
         return self.variants if (self.solver == "rcd" and threads > 1) else self.variants[:1]
 
     def cells(self, chosen_sigma: dict | None = None) -> list[CellParams]:
-        """The grid's cells, in a stable order. With sigma selection, `chosen_sigma` maps
-        (dataset, method) to the selected sigma (cells whose sigma is not chosen yet are left out)."""
+        """The cells evaluated on test data, in a stable order. Without selection, or when every
+        sigma runs on test (`Selection.test_grid`), that is the whole grid. Otherwise
+        `chosen_sigma` maps (dataset, method, R) to the chosen sigma, and (dataset, method, R)
+        not chosen yet are left out."""
         out = []
         for grid in self.datasets:
             for method in grid.methods or self.methods:
                 Rs = (0,) if method == "exact" else grid.R  # the exact kernel has no R
-                if self.sigma_selection == "grid":
-                    sigmas = grid.sigmas_for(method)
-                elif chosen_sigma and (grid.name, method) in chosen_sigma:
-                    sigmas = (chosen_sigma[(grid.name, method)],)
-                else:
-                    continue
                 seeds = grid.seeds or self.seeds
                 seeds = seeds[:1] if method == "exact" else seeds  # exact: no randomness
-                for sigma, R, seed, threads in itertools.product(sigmas, Rs, seeds, self.threads):
-                    for variant in self._variants(threads):
-                        out.append(self._cell(grid, method, sigma, R, seed, threads, variant))
+                for R in Rs:
+                    if self.selection is None or self.selection.on == "test" or \
+                            (self.selection.run == "grid" and method != "exact"):  # exact: a line, not a curve
+                        sigmas = grid.sigmas_for(method)
+                    elif chosen_sigma and (grid.name, method, R) in chosen_sigma:
+                        sigmas = (chosen_sigma[(grid.name, method, R)],)
+                    else:
+                        continue
+                    for sigma, seed, threads in itertools.product(sigmas, seeds, self.threads):
+                        for variant in self._variants(threads):
+                            out.append(self._cell(grid, method, sigma, R, seed, threads, variant))
         return out
 
     def selection_cells(self) -> list[CellParams]:
-        """Cells that choose one sigma per (dataset, method): every sigma at select_R, first
-        seed, evaluated on validation data (or on test data with sigma_selection: test)."""
-        if self.sigma_selection == "grid":
+        """Cells that choose sigma on validation data: every sigma at every R (per R) or at
+        select_R (per dataset), first seed, trained on the training split minus the validation
+        rows. None when choosing on test data: the test grid's own cells are the choice."""
+        if self.selection is None or self.selection.on == "test":
             return []
-        on = "validation" if self.sigma_selection == "validation" else "test"
         out = []
         for grid in self.datasets:
             for method in grid.methods or self.methods:
-                R = 0 if method == "exact" else grid.select_R
-                for sigma in grid.sigmas_for(method):
+                if method == "exact":
+                    Rs = (0,)
+                else:
+                    Rs = grid.R if self.selection.per_method(method) == "R" else (grid.select_R,)
+                for R, sigma in itertools.product(Rs, grid.sigmas_for(method)):
                     out.append(self._cell(grid, method, sigma, R, (grid.seeds or self.seeds)[0], self.threads[0],
-                                          self.variants[0], evaluate_on=on))
+                                          self.variants[0], evaluate_on="validation"))
         return out
+
+    def choose_sigma(self, rows: list[dict]) -> dict:
+        """(dataset, method, R) -> (sigma, edge) from finished rows: the validation rows of the
+        selection cells, or the test grid's rows when choosing on test. Per dataset, one sigma
+        serves every R: the best at select_R (validation) or the best mean over R (test). `edge`
+        is "low" / "high" when the choice is the grid's smallest / largest sigma, else ""."""
+        if self.selection is None:
+            return {}
+        on = self.selection.on
+        grids = {g.name: g for g in self.datasets}
+        scores: dict = {}
+        for row in rows:
+            if row.get("status") != "ok" or row.get("evaluate_on", "test") != on:
+                continue
+            key = (row["dataset"], row["method"])
+            if key[0] not in grids:
+                continue
+            sign = 1.0 if row.get("metric") == "accuracy" else -1.0  # higher is better after the sign
+            scores.setdefault(key, {}).setdefault(int(row["R"]), {}).setdefault(float(row["sigma"]), []).append(
+                sign * float(row["test_metric"]))
+        chosen = {}
+        for (dataset, method), by_R in scores.items():
+            grid = grids[dataset]
+            sigmas = grid.sigmas_for(method)
+            Rs = (0,) if method == "exact" else grid.R
+
+            def edge(sigma, _sigmas=sigmas):
+                if len(_sigmas) < 2:
+                    return ""
+                return "low" if sigma <= min(_sigmas) * (1 + 1e-9) else "high" if sigma >= max(_sigmas) * (1 - 1e-9) \
+                    else ""
+
+            def best(table):  # sigma -> list of scores: the best mean, the smaller sigma on a tie
+                return max(sorted(table), key=lambda s: sum(table[s]) / len(table[s]))
+
+            if method == "exact" or self.selection.per_method(method) == "R":
+                for R, table in by_R.items():
+                    if R in Rs:
+                        s = best(table)
+                        chosen[dataset, method, R] = (s, edge(s))
+                continue
+            if on == "validation":
+                table = by_R.get(grid.select_R)
+                if not table:
+                    continue
+            else:  # the best mean over R, among sigmas run at every R
+                table = {}
+                for R, per_sigma in by_R.items():
+                    for s, vals in per_sigma.items():
+                        table.setdefault(s, {})[R] = sum(vals) / len(vals)
+                table = {s: list(v.values()) for s, v in table.items() if len(v) == len(by_R)}
+                if not table:
+                    continue
+            s = best(table)
+            for R in Rs:
+                chosen[dataset, method, R] = (s, edge(s))
+        return chosen
 
     def to_dict(self) -> dict:
         """The resolved config (every default filled in), as saved beside the results."""
         return {
             "name": self.name, "figure": self.figure, "methods": list(self.methods), "seeds": list(self.seeds),
             "threads": list(self.threads), "center": self.center, "exclusive": self.exclusive,
-            "sigma_selection": self.sigma_selection,
+            "protocol": self.protocol, "kernel": self.kernel,
+            "sigma_selection": "grid" if self.selection is None else self.selection.to_dict(),
             "solver": {"name": self.solver, "maxit": self.maxit, "tol": self.tol, "loss": self.loss,
                        "epochs": self.epochs, "variant": list(self.variants)},
             "dataset_files": list(self.dataset_files),
             "datasets": {g.name: {"sigma": list(g.sigma), "R": list(g.R), "lam": g.lam,
                                   **({"exact_sigma": list(g.exact_sigma)} if g.exact_sigma else {}),
-                                  **({"select_R": g.select_R} if self.sigma_selection != "grid" else {}),
+                                  **({"baseline_sigma": list(g.baseline_sigma)} if g.baseline_sigma else {}),
+                                  **({"select_R": g.select_R} if self.selection is not None else {}),
+                                  "scaling": g.scaling,
                                   **({"targets": list(g.targets)} if g.targets else {}),
                                   **({"methods": list(g.methods)} if g.methods else {}),
                                   **({"seeds": list(g.seeds)} if g.seeds else {})}
@@ -146,9 +268,34 @@ class SweepConfig:
 
 
 TOP_KEYS = ("name", "figure", "description", "methods", "seeds", "threads", "center", "solver", "defaults",
-            "dataset_files", "datasets", "exclusive", "sigma_selection")
-GRID_KEYS = ("sigma", "R", "lam", "exact_sigma", "select_R", "targets", "methods", "seeds")
+            "dataset_files", "datasets", "exclusive", "sigma_selection", "protocol", "kernel")
+GRID_KEYS = ("sigma", "R", "lam", "exact_sigma", "baseline_sigma", "select_R", "targets", "methods", "seeds",
+             "scaling")
 SELECTIONS = ("grid", "validation", "test")
+
+
+def _selection(rd: Reader, node: Node, protocol: str) -> Selection | None:
+    """sigma_selection: a scalar (grid | validation | test) or {on, per, run}; test data only
+    for protocol as-published."""
+    if not isinstance(node.value, dict):
+        name = rd.choice(node, "sigma_selection", SELECTIONS)
+        selection = None if name == "grid" else Selection(on=name)
+    else:
+        m = rd.mapping(node, "sigma_selection", ("on", "per", "run"))
+        on = rd.choice(m["on"], "sigma_selection.on", SELECT_ON) if "on" in m else "validation"
+        per: tuple = (("default", "R"),)
+        if "per" in m:
+            if isinstance(m["per"].value, dict):
+                table = rd.mapping(m["per"], "sigma_selection.per", (*METHODS, "default"))
+                per = tuple((k, rd.choice(v, f"sigma_selection.per.{k}", SELECT_PER)) for k, v in table.items())
+            else:
+                per = (("default", rd.choice(m["per"], "sigma_selection.per", SELECT_PER)),)
+        run = rd.choice(m["run"], "sigma_selection.run", SELECT_RUN) if "run" in m else "chosen"
+        selection = Selection(on=on, per=per, run=run)
+    if selection is not None and selection.on == "test" and protocol != "as-published":
+        rd.fail(node, "sigma_selection", "choosing sigma on test data is the authors' protocol; it is allowed only "
+                                         "with `protocol: as-published` (every other protocol chooses on validation)")
+    return selection
 
 
 def parse_config(text: str, file: str = "<config>") -> SweepConfig:
@@ -170,8 +317,12 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
     seeds = rd.number_list(top["seeds"], "seeds", integer=True, allow_zero=True) if "seeds" in top else (0,)
     threads = rd.number_list(top["threads"], "threads", integer=True, allow_zero=True) if "threads" in top else (1,)
     exclusive = rd.boolean(top["exclusive"], "exclusive") if "exclusive" in top else False
-    selection = rd.choice(top["sigma_selection"], "sigma_selection", SELECTIONS) if "sigma_selection" in top \
-        else "grid"
+    protocol = rd.choice(top["protocol"], "protocol", PROTOCOLS) if "protocol" in top else "custom"
+    kernel = rd.choice(top["kernel"], "kernel", KERNELS) if "kernel" in top else "l1"
+    selection = _selection(rd, top["sigma_selection"], protocol) if "sigma_selection" in top else None
+    if protocol == "fair" and kernel != "l1":
+        rd.fail(top["protocol"], "protocol", f"the fair protocol uses the L1 kernel for every method, but kernel is "
+                                             f"{kernel!r}; use protocol: custom (or as-published)")
     center = rd.boolean(top["center"], "center") if "center" in top else None
     solver, maxit, tol, loss, epochs, variants = "default", MAXIT, TOL, "squared_hinge", 20, ("async",)
     if "solver" in top:
@@ -186,6 +337,8 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
             variants = tuple(rd.choice(n, f"solver.variant[{i}]", VARIANTS) for i, n in enumerate(items))
         if solver == "rcd" and any(m not in ("rb", "rf") for m in methods):
             rd.fail(s["name"], "solver.name", "rcd runs on rb and rf features only; list only those methods")
+        if solver == "rcd" and kernel != "l1":
+            rd.fail(s["name"], "solver.name", f"rcd runs on the L1 kernel only, but kernel is {kernel!r}")
     defaults = rd.mapping(top["defaults"], "defaults", GRID_KEYS) if "defaults" in top else {}
     dataset_files, extra = [], {}
     if "dataset_files" in top:
@@ -237,6 +390,8 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
         lam = spec.lam if node is None else rd.number(node, where, allow_zero=True)
         node, where = pick("exact_sigma")
         exact_sigma = rd.number_list(node, where) if node is not None else ()
+        node, where = pick("baseline_sigma")
+        baseline_sigma = rd.number_list(node, where) if node is not None else ()
         node, where = pick("select_R")
         select_R = rd.number(node, where, integer=True) if node is not None else sorted(R)[len(R) // 2]
         node, where = pick("targets")
@@ -248,15 +403,19 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
             own_methods = tuple(rd.choice(n, f"{path}.methods[{i}]", methods) for i, n in enumerate(items))
         node, where = pick("seeds")
         own_seeds = rd.number_list(node, where, integer=True, allow_zero=True) if node is not None else ()
-        grids.append(DatasetGrid(dname, sigma, R, lam, exact_sigma, select_R, targets, own_methods, own_seeds))
-        n_cells += ((len(sigma) + len(exact_sigma)) * len(R) * len(own_seeds or seeds) * len(methods) * len(threads)
+        node, where = pick("scaling")
+        scaling = rd.choice(node, where, SCALINGS) if node is not None else "default"
+        grids.append(DatasetGrid(dname, sigma, R, lam, exact_sigma, select_R, targets, own_methods, own_seeds,
+                                 scaling, baseline_sigma))
+        n_cells += ((len(sigma) + len(exact_sigma) + len(baseline_sigma)) * len(R) * len(own_seeds or seeds) * len(methods) * len(threads)
                     * len(variants))
     if n_cells > MAX_CELLS:
         raise ConfigError(f"{file}: the grid has {n_cells} cells, more than the {MAX_CELLS} allowed")
     return SweepConfig(name=name, figure=figure, methods=methods, seeds=seeds, threads=threads, center=center,
                        solver=solver, maxit=maxit, tol=tol, datasets=tuple(grids),
                        dataset_files=tuple(dataset_files), user_datasets=extra, loss=loss, epochs=epochs,
-                       variants=variants, exclusive=exclusive, sigma_selection=selection)
+                       variants=variants, exclusive=exclusive, selection=selection, protocol=protocol,
+                       kernel=kernel)
 
 
 def load_config(path: str | Path) -> SweepConfig:

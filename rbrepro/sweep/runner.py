@@ -150,9 +150,11 @@ def cell_states(cells: list[CellParams], out: Path, fingerprints: dict | None = 
 CSV_ORDER = ("dataset", "method", "evaluate_on", "R", "sigma", "threads", "variant", "seed", "cell_key")
 
 
-def assemble_csv(out: Path, keys: Iterable[str] | None = None) -> tuple[pd.DataFrame, int]:
+def assemble_csv(out: Path, keys: Iterable[str] | None = None,
+                 annotate_rows: Callable[[pd.DataFrame], pd.DataFrame] | None = None) -> tuple[pd.DataFrame, int]:
     """results.csv from the cell files of `keys` (default: every cell file), one row per cell, in a
-    stable order; returns it and the number of cell files kept aside (not in `keys`)."""
+    stable order, passed through `annotate_rows` if given; returns it and the number of cell files
+    kept aside (not in `keys`)."""
     paths = sorted((out / "cells").glob("*.json"))
     wanted = None if keys is None else set(keys)
     rows, aside = [], 0
@@ -167,6 +169,8 @@ def assemble_csv(out: Path, keys: Iterable[str] | None = None) -> tuple[pd.DataF
     frame = pd.DataFrame(rows)
     if not frame.empty:
         frame = frame.sort_values([c for c in CSV_ORDER if c in frame], kind="stable")
+    if annotate_rows is not None:
+        frame = annotate_rows(frame)
     with atomic_path(out / CSV_NAME) as tmp:
         frame.to_csv(tmp, index=False)
     return frame, aside
@@ -194,10 +198,10 @@ def sweep_lock(out: Path):
 # --- running one cell (in a worker) ------------------------------------------------------
 
 @functools.lru_cache(maxsize=1)
-def _cached_dataset(ref, data_path, mirror):
+def _cached_dataset(ref, data_path, mirror, scaling="default"):
     from rbrepro.data.load import load_dataset
 
-    return load_dataset(ref, data_path, mirror, progress=False)
+    return load_dataset(ref, data_path, mirror, progress=False, scaling=scaling)
 
 
 def _busy_cpu_seconds() -> tuple[float, float]:
@@ -227,7 +231,8 @@ def run_cell_task(params: CellParams, dataset_ref, data_path=None, mirror=None,
     start, load_start = time.time(), os.getloadavg()[0]
     busy0, own0 = _busy_cpu_seconds()
     try:
-        row = run_cell(params, _cached_dataset(dataset_ref, None if data_path is None else str(data_path), mirror))
+        row = run_cell(params, _cached_dataset(dataset_ref, None if data_path is None else str(data_path), mirror,
+                                              params.scaling))
     except MemoryLimitError as exc:
         row = {**asdict(params), "status": "skipped", "error": str(exc), **provenance()}
     except Exception as exc:  # a failed cell is recorded and the sweep goes on
@@ -513,63 +518,101 @@ def default_workers(cells: list[CellParams], exclusive: bool, cores: int | None 
 # --- the sweep -----------------------------------------------------------------------------
 
 def _chosen_sigma(config: SweepConfig, out: Path, fingerprints: dict, reuse_stale: bool = False) -> dict:
-    """(dataset, method) -> sigma with the best selection metric among finished selection cells."""
-    best: dict = {}
-    for state in cell_states(config.selection_cells(), out, fingerprints, reuse_stale):
-        if state.status != "done":
-            continue
-        row, p = state.row, state.params
-        better_high = row.get("metric") == "accuracy"
-        key = (p.dataset, p.method)
-        value = row["test_metric"]
-        if key not in best or (value > best[key][0] if better_high else value < best[key][0]):
-            best[key] = (value, p.sigma)
-    return {k: v[1] for k, v in best.items()}
+    """(dataset, method, R) -> (sigma, edge), chosen from the finished cells of `out`: the
+    validation cells, or the test grid when choosing on test (SweepConfig.choose_sigma)."""
+    if config.selection is None:
+        return {}
+    source = config.selection_cells() if config.selection.on == "validation" else config.cells()
+    rows = [s.row for s in cell_states(source, out, fingerprints, reuse_stale) if s.status == "done"]
+    return config.choose_sigma(rows)
 
 
-def fingerprints_for(config: SweepConfig, cells: Iterable[CellParams], data_path=None, mirror=None) -> dict:
-    """dataset -> fingerprint of the data its cells would train on (fetching what is missing)."""
-    from rbrepro.data.load import dataset_fingerprint
+def fingerprints_for(config: SweepConfig, cells: Iterable[CellParams], data_path=None, mirror=None,
+                     unavailable: dict | None = None) -> dict:
+    """dataset -> fingerprint of the data its cells would train on (fetching what is missing).
+    Datasets whose files cannot be had are put in `unavailable` (name -> why), if given."""
+    from rbrepro.data.load import dataset_availability
 
     names = sorted({c.dataset for c in cells})
-    return {n: dataset_fingerprint(config.user_datasets.get(n, n), data_path, mirror) for n in names}
+    found = {}
+    for n in names:
+        found[n], why = dataset_availability(config.user_datasets.get(n, n), data_path, mirror)
+        if why and unavailable is not None:
+            unavailable[n] = why
+    return found
+
+
+UNAVAILABLE_NAME = "unavailable.json"
+
+
+def annotate(frame: pd.DataFrame, config: SweepConfig, chosen: dict) -> pd.DataFrame:
+    """Mark the rows sigma selection chose: `selected` (the chosen sigma of its dataset, method
+    and R, on test data), `sigma_edge` (low / high: the choice sits at the grid's edge) and
+    `selected_on` (validation / test / "" without selection)."""
+    if frame.empty or "dataset" not in frame:
+        return frame
+    frame = frame.copy()
+    frame["selected_on"] = "" if config.selection is None else config.selection.on
+    if config.selection is None:
+        frame["selected"] = False
+        frame["sigma_edge"] = ""
+        return frame
+    picked = [chosen.get((d, m, int(r))) if e == "test" else None
+              for d, m, r, e in zip(frame["dataset"], frame["method"], frame["R"].fillna(0),
+                                    frame.get("evaluate_on", pd.Series("test", index=frame.index)).fillna("test"))]
+    frame["selected"] = [p is not None and abs(float(s) - p[0]) <= 1e-9 * max(1.0, p[0])
+                         for p, s in zip(picked, frame["sigma"])]
+    frame["sigma_edge"] = [p[1] if ok else "" for p, ok in zip(picked, frame["selected"])]
+    return frame
 
 
 def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams] | None = None, data_path=None, mirror=None,
               backend=None, on_progress: Callable[[int, int, int], None] | None = None,
               narrow: Callable[[list[CellParams]], list[CellParams]] | None = None, reuse_stale: bool = False,
               memory_limit_gb: float | None = None) -> dict:
-    """Run the cells not yet done; returns counts {total, done, failed, skipped, ran, aside}.
+    """Run the cells not yet done; returns counts {total, done, failed, skipped, ran, aside,
+    unavailable}.
 
-    With sigma selection, the selection cells run first and the chosen sigma defines the
-    remaining cells. `narrow` filters every phase's cells (command-line filters). results.csv
-    then holds every finished cell of the whole config (not only the narrowed ones), and
+    With sigma selection on validation data, the selection cells run first and the chosen
+    sigma defines the test cells; choosing on test (as-published only), the test grid runs
+    and the choice is read from it. Datasets whose files cannot be had here get no cells:
+    they are named once, in `unavailable` and in unavailable.json. `narrow` filters every
+    phase's cells (command-line filters). results.csv then holds every finished cell of the
+    whole config (not only the narrowed ones), with the choice marked (`annotate`), and
     nothing else: cells of other configs, data or code in the folder are counted in `aside`."""
-    narrow = narrow or (lambda cs: cs)
+    narrow_cli = narrow or (lambda cs: cs)
     limit = memory_limit_bytes(memory_limit_gb)
     with sweep_lock(out):
         for stale in [*(out / "cells").glob(".*.part"), *out.glob(".*.part")]:
             stale.unlink(missing_ok=True)  # temp files of a killed run: never read, now removed
         write_text_atomic(out / "config.resolved.yaml",
                           yaml.safe_dump({**config.to_dict(), "provenance": provenance()}, sort_keys=False))
+        unavailable: dict = {}
         fingerprints = fingerprints_for(config, [*config.selection_cells(), *config.cells(), *(cells or [])],
-                                        data_path, mirror)
-        phases = [narrow(config.selection_cells())] if config.sigma_selection != "grid" else []
+                                        data_path, mirror, unavailable)
+        write_text_atomic(out / UNAVAILABLE_NAME, json.dumps(unavailable, indent=1, sort_keys=True) + "\n")
+
+        def narrow(cs):
+            return [c for c in narrow_cli(cs) if c.dataset not in unavailable]
+
+        phases = [narrow(config.selection_cells())] if config.selection_cells() else []
         counts = {"total": 0, "done": 0, "failed": 0, "skipped": 0, "ran": 0, "aside": 0}
         for phase in range(len(phases) + 1):
             if phase == len(phases):
-                chosen = _chosen_sigma(config, out, fingerprints, reuse_stale)
+                chosen = {k: v[0] for k, v in _chosen_sigma(config, out, fingerprints, reuse_stale).items()}
                 todo_cells = narrow(config.cells(chosen) if cells is None else cells)
             else:
                 todo_cells = phases[phase]
             states = cell_states(todo_cells, out, fingerprints, reuse_stale, limit)
             _run_states(config, out, states, data_path, mirror, backend, on_progress, counts, fingerprints,
                         memory_limit_gb)
-        config_cells = [*config.selection_cells(), *config.cells(_chosen_sigma(config, out, fingerprints,
-                                                                                  reuse_stale)), *(cells or [])]
+        chosen = _chosen_sigma(config, out, fingerprints, reuse_stale)
+        config_cells = [*config.selection_cells(), *config.cells({k: v[0] for k, v in chosen.items()}),
+                        *(cells or [])]
         keys = [s.key for s in cell_states(config_cells, out, fingerprints, reuse_stale, limit)]
-        _, counts["aside"] = assemble_csv(out, keys)
+        _, counts["aside"] = assemble_csv(out, keys, lambda frame: annotate(frame, config, chosen))
         counts.pop("keys", None)
+        counts["unavailable"] = unavailable
         return counts
 
 
@@ -598,6 +641,7 @@ def _run_states(config, out, states, data_path, mirror, backend, on_progress, co
         row["data_fingerprint"] = fingerprints.get(params.dataset, "")
         row["sweep"] = config.name
         row["figure"] = config.figure
+        row["protocol"] = config.protocol
         row["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         log = out / "cells" / f"{key}.log"
         trace = row.pop("traceback", None)
