@@ -57,4 +57,13 @@ def make_figure(figure: str, results: str | Path, out_base: str | Path) -> list[
         raise ValueError(f"{results}: these results are {what}{name}, not for {figure}; plot them as "
                          f"{made_for}" if made_for in FIGURES else
                          f"{results}: these results are {what}{name}, not for {figure}; sweep a {figure} config")
+    config = dict(config or {})
+    unavailable = Path(results if Path(results).is_dir() else Path(results).parent) / "unavailable.json"
+    if unavailable.exists():
+        import json
+
+        try:
+            config["unavailable"] = sorted(json.loads(unavailable.read_text()))
+        except ValueError:
+            pass
     return FIGURES[figure](frame, Path(out_base), config)

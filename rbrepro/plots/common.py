@@ -15,8 +15,43 @@ import pandas as pd  # noqa: E402
 from rbrepro.data.atomic import atomic_path  # noqa: E402
 
 METRIC_LABEL = {"accuracy": "accuracy (%)", "rel_error": "relative error"}
-METHOD_STYLE = {"rb": ("RB", "tab:red", "o"), "rf": ("RF", "tab:blue", "s"), "nystrom": ("Nystrom", "tab:green", "^"),
+METHOD_STYLE = {"rb": ("RB", "tab:red", "o"), "rf": ("RF", "tab:blue", "s"), "nystrom": ("Nyström", "tab:green", "^"),
                 "block": ("block", "tab:purple", "D"), "exact": ("exact", "black", "")}
+
+
+def method_label(rows: pd.DataFrame, method: str) -> str:
+    """The method's name, with its kernel when that is not the L1 kernel (e.g. "RF, euclidean")."""
+    label = METHOD_STYLE[method][0]
+    kernels = set(rows["kernel"].dropna()) if "kernel" in rows else set()
+    return f"{label}, {'/'.join(sorted(kernels))}" if kernels - {"l1"} else label
+
+
+def chosen_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows sigma selection chose (all rows when the sweep chose nothing)."""
+    if "selected" in rows and rows["selected"].fillna(False).astype(bool).any():
+        return rows[rows["selected"].fillna(False).astype(bool)]
+    return rows
+
+
+def edge_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """Chosen rows whose sigma sits at the edge of its grid (the choice may lie beyond it)."""
+    if "sigma_edge" not in rows:
+        return rows.iloc[:0]
+    return rows[rows["sigma_edge"].fillna("").astype(str).isin(["low", "high"])]
+
+
+def unavailable_note(names) -> str:
+    """The grey footer for datasets a sweep could not have here (named once, no cells run)."""
+    return f"not available here (no cells run): {', '.join(sorted(names))}" if names else ""
+
+
+def published_points(dataset: str, panel: str, method: str | None = None) -> pd.DataFrame:
+    """The authors' published rows for one panel of a dataset (empty when they published none)."""
+    from rbrepro.published import published_table
+
+    table = published_table()
+    rows = table[(table["panel"] == panel) & (table["dataset"] == dataset)]
+    return rows if method is None else rows[rows["method"] == method]
 
 
 def test_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -39,20 +74,27 @@ def spread(rows: pd.DataFrame, x: str, column: str) -> pd.DataFrame:
 
 
 def line_with_spread(ax, rows, x, column, **style):
+    """The mean over seeds as a line, the min-max band in the line's own colour."""
     s = spread(rows, x, column)
-    ax.plot(s.index, s["mean"], **style)
+    (line,) = ax.plot(s.index, s["mean"], **style)
     if (s["max"] > s["min"]).any():
-        ax.fill_between(s.index, s["min"], s["max"], alpha=0.2, color=style.get("color"))
+        ax.fill_between(s.index, s["min"], s["max"], alpha=0.2, color=line.get_color(), lw=0)
     return s
 
 
 def exact_reference(frame: pd.DataFrame, dataset: str) -> tuple[float | None, str]:
-    """The exact kernel's best test performance on `dataset`, or a note why there is none."""
+    """The exact kernel's test performance on `dataset` at its chosen sigma (the best test value
+    when the sweep chose nothing), or a note why there is none."""
     ok = test_rows(frame)
     rows = ok[(ok["dataset"] == dataset) & (ok["method"] == "exact")] if len(ok) else ok
     if len(rows):
+        picked = chosen_rows(rows)
+        kernel = f", {picked['kernel'].iloc[0]}" if "kernel" in picked and picked["kernel"].iloc[0] != "l1" else ""
+        if len(picked) < len(rows) or ("selected" in rows and rows["selected"].fillna(False).astype(bool).all()):
+            on = picked["selected_on"].iloc[0] if "selected_on" in picked else "validation"
+            return float(picked["test_metric"].mean()), f"exact kernel{kernel} (sigma chosen on {on})"
         value = rows["test_metric"].max() if higher_is_better(rows) else rows["test_metric"].min()
-        return float(value), "exact kernel (best test)"
+        return float(value), f"exact kernel{kernel} (best test)"
     refused = frame[(frame["dataset"] == dataset) & (frame["method"] == "exact")] if "method" in frame else frame
     if len(refused) and "error" in refused:
         for text in refused["error"].dropna().astype(str):
@@ -76,16 +118,17 @@ def disturbed_timings(frame: pd.DataFrame) -> pd.Series:
     return flags
 
 
-def problems_note(frame: pd.DataFrame, expected: list[str] | None, shown: list[str]) -> str:
+def problems_note(frame: pd.DataFrame, expected: list[str] | None, shown: list[str],
+                  unavailable: list[str] | tuple = ()) -> str:
     notes = []
     ok = test_rows(frame)
     flagged = int(disturbed_timings(ok).sum()) if len(ok) else 0
     if flagged:
         notes.append(f"{flagged} of {len(ok)} timings taken under load (> {LOAD_FLAG_CORES:g} other cores busy) "
                      "or beside other cells")
-    missing = [d for d in (expected or []) if d not in shown]
+    missing = [d for d in (expected or []) if d not in shown and d not in (unavailable or ())]
     if missing:
-        notes.append(f"no results for: {', '.join(missing)} (data unavailable or not run)")
+        notes.append(f"no results for: {', '.join(missing)} (not run yet, or every cell failed)")
     if "status" in frame:
         failed = frame[frame["status"] == "failed"]
         if len(failed):
@@ -101,12 +144,15 @@ DETERMINISTIC_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": Non
                                                               "Creator": None}}
 
 
-def finish(fig, out_base: Path, title: str, note: str = "") -> list[Path]:
-    """Title, a note in red at the bottom, PNG and PDF written atomically."""
+def finish(fig, out_base: Path, title: str, note: str = "", info: str = "", top: float = 0.96) -> list[Path]:
+    """Title, problems in red and plain facts (e.g. datasets not available here) in grey at the
+    bottom, PNG and PDF written atomically."""
     fig.suptitle(title, fontsize=11)
     if note:
         fig.text(0.5, 0.005, note, ha="center", fontsize=8, color="darkred", wrap=True)
-    fig.tight_layout(rect=(0, 0.03 if note else 0, 1, 0.96))
+    if info:
+        fig.text(0.5, 0.025 if note else 0.005, info, ha="center", fontsize=8, color="0.35", wrap=True)
+    fig.tight_layout(rect=(0, 0.015 + 0.02 * bool(note) + 0.02 * bool(info), 1, top))
     out_base = Path(out_base)
     out_base.parent.mkdir(parents=True, exist_ok=True)
     paths = []

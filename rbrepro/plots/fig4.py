@@ -14,6 +14,7 @@ from rbrepro.plots.common import (
     line_with_spread,
     new_figure,
     problems_note,
+    unavailable_note,
     test_rows,
 )
 
@@ -37,7 +38,8 @@ def plot_fig4(results: pd.DataFrame, out_base: Path, config: dict | None = None)
                     part = part.groupby("R")[["D", "train_metric", "test_metric"]].mean().reset_index()
                     part["seed"] = 0
                 line_with_spread(ax, part, x, "train_metric", ls="--", marker="o", ms=3, label=f"train{tag}")
-                line_with_spread(ax, part, x, "test_metric", ls="-", marker="o", ms=3, label=f"test{tag}")
+                color = ax.get_lines()[-1].get_color()  # train and test of one sigma share a colour
+                line_with_spread(ax, part, x, "test_metric", ls="-", marker="s", ms=3, color=color, label=f"test{tag}")
             if value is not None:
                 ax.axhline(value, color="black", lw=1.2, label=label)
             ax.set(xscale="log", xlabel=xlabel, ylabel=METRIC_LABEL.get(metric, metric),
@@ -47,5 +49,6 @@ def plot_fig4(results: pd.DataFrame, out_base: Path, config: dict | None = None)
     if not datasets:
         empty_panel(axes[0, 0], "no successful RB rows in these results")
         axes[0, 1].axis("off")
+    unavailable = list((config or {}).get("unavailable", []))
     return finish(fig, out_base, "Fig. 4: Random Binning, performance vs R and D at fixed sigma",
-                  problems_note(results, expected, datasets))
+                  problems_note(results, expected, datasets, unavailable), unavailable_note(unavailable))

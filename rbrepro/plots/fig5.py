@@ -2,7 +2,9 @@
 
 Per dataset: test performance vs R (exact kernel as a black line), train time vs R, the
 train time each method needs to reach each target performance, and the memory it needs
-(the paper's model, stored entries per training point). Targets come from the config
+(the paper's model, stored entries per training point). With sigma selection, each
+(method, R) shows its chosen sigma; a grey ring marks a choice at its grid's edge. The
+authors' published points are drawn beside ours, hollow. Targets come from the config
 (per dataset) or default to three levels up to the performance every method reaches.
 """
 
@@ -17,86 +19,139 @@ from matplotlib.transforms import blended_transform_factory
 from rbrepro.plots.common import (
     METHOD_STYLE,
     METRIC_LABEL,
+    chosen_rows,
+    edge_rows,
     empty_panel,
     exact_reference,
     finish,
     higher_is_better,
     ladder,
     line_with_spread,
+    method_label,
     new_figure,
     problems_note,
+    published_points,
     test_rows,
+    unavailable_note,
 )
 
 
-def rows_reaching(rows: pd.DataFrame, target: float, better_high: bool) -> pd.DataFrame:
+def rows_reaching(rows: pd.DataFrame, target: float, better_high: bool,
+                  columns: tuple[str, ...] = ("train_s", "memory_model_entries")) -> pd.DataFrame:
     """Per R (mean over seeds), the rows whose test performance reaches `target` (shared with the tables)."""
-    mean = rows.groupby("R")[["test_metric", "train_s", "memory_model_entries"]].mean()
+    mean = rows.groupby("R")[["test_metric", *columns]].mean()
     return mean[mean["test_metric"] >= target] if better_high else mean[mean["test_metric"] <= target]
+
+
+def _reaching(rows: pd.DataFrame, targets: list[float], better_high: bool, memory: str) -> tuple[list, list]:
+    times, mems = [], []
+    for t in targets:
+        hit = rows_reaching(rows, t, better_high, tuple(dict.fromkeys(("train_s", memory))))
+        times.append(hit["train_s"].min() if len(hit) else np.nan)
+        mems.append(hit[memory].min() if len(hit) else np.nan)
+    return times, mems
 
 
 def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:
     ok = test_rows(results)
     approx = ok[ok["method"] != "exact"] if len(ok) else ok
     datasets = list(dict.fromkeys(approx["dataset"])) if len(approx) else []
-    cfg_sets = (config or {}).get("datasets", {}) or {}
-    fig, axes = new_figure(len(datasets), 4, width=3.8)
+    config = config or {}
+    cfg_sets = config.get("datasets", {}) or {}
+    unavailable = list(config.get("unavailable", []))
+    fig, axes = new_figure(len(datasets), 4, width=3.8, height=3.3)
+    handles: dict = {}
     for row, name in enumerate(datasets):
-        sub = approx[approx["dataset"] == name]
+        sub = chosen_rows(approx[approx["dataset"] == name])
         metric, better_high = sub["metric"].iloc[0], higher_is_better(sub)
         methods = [m for m in METHOD_STYLE if m in set(sub["method"])]
         ax_perf, ax_time, ax_tt, ax_mem = axes[row]
+        published = published_points(name, "fig5")
+        pub_memory = published_points(name, "fig5-memory")
         for m in methods:
             label, color, marker = METHOD_STYLE[m]
             part = sub[sub["method"] == m]
-            sig = ", ".join(f"{s:g}" for s in sorted(part["sigma"].unique()))
-            line_with_spread(ax_perf, part, "R", "test_metric", color=color, marker=marker, ms=4,
-                             label=f"{label} (sigma {sig})")
-            line_with_spread(ax_time, part, "R", "train_s", color=color, marker=marker, ms=4, label=label)
+            name_k = method_label(part, m)
+            line_with_spread(ax_perf, part, "R", "test_metric", color=color, marker=marker, ms=4, label=name_k)
+            line_with_spread(ax_time, part, "R", "train_s", color=color, marker=marker, ms=4, label=name_k)
+            edges = edge_rows(part).groupby("R")["test_metric"].mean()
+            if len(edges):
+                ax_perf.plot(edges.index, edges.values, ls="none", marker="o", ms=10, mfc="none", mec="0.45",
+                             mew=0.8, label="sigma at its grid's edge")
+            pub = published[published["method"] == m]
+            if len(pub):
+                ax_perf.plot(pub["R"], pub["perf"], ls="none", marker=marker, ms=6, mfc="none", mec=color, mew=1.0,
+                             label=f"{label}, published")
+                ax_time.plot(pub["R"], pub["train_s"], ls="none", marker=marker, ms=6, mfc="none", mec=color, mew=1.0,
+                             label=f"{label}, published")
         value, note = exact_reference(results, name)
         if value is not None:
-            ax_perf.axhline(value, color="black", lw=1.2, label=note)
-        else:  # in the legend, where it cannot collide with the curves or the legend itself
-            ax_perf.plot([], [], " ", label=note)
+            ax_perf.axhline(value, color="black", lw=1.2, label="exact kernel")
+            ax_perf.text(0.98, 0.02, note, transform=ax_perf.transAxes, ha="right", va="bottom", fontsize=6)
+        else:
+            ax_perf.text(0.98, 0.02, note, transform=ax_perf.transAxes, ha="right", va="bottom", fontsize=6,
+                         color="0.3")
+        pub_exact = published[published["method"] == "exact"]
+        if len(pub_exact):
+            ax_perf.axhline(float(pub_exact["perf"].iloc[0]), color="black", lw=1.0, ls=(0, (4, 3)),
+                            label="exact kernel, published")
         targets = list(cfg_sets.get(name, {}).get("targets") or [])
         if not targets:
             per_method = [(g.groupby("R")["test_metric"].mean().agg(["min", "max"])) for _, g in sub.groupby("method")]
             pairs = [(s["min"], s["max"]) if better_high else (s["max"], s["min"]) for s in per_method]
             targets = ladder(np.array(pairs), better_high)
-        width = 0.8 / max(1, len(methods))
+        step = 0.8 / max(1, len(methods))
         for k, m in enumerate(methods):
-            label, color, _ = METHOD_STYLE[m]
-            part = sub[sub["method"] == m]
-            times, mems = [], []
-            for t in targets:
-                hit = rows_reaching(part, t, better_high)
-                times.append(hit["train_s"].min() if len(hit) else np.nan)
-                mems.append(hit["memory_model_entries"].min() if len(hit) else np.nan)
-            xs = np.arange(len(targets)) + (k - (len(methods) - 1) / 2) * width
-            ax_tt.bar(xs, times, width, color=color, label=label)
-            ax_mem.bar(xs, mems, width, color=color, label=label)
-            for ax in (ax_tt, ax_mem):  # x at the foot of the panel (a log axis has no 0)
+            label, color, marker = METHOD_STYLE[m]
+            times, mems = _reaching(sub[sub["method"] == m], targets, better_high, "memory_model_entries")
+            xs = np.arange(len(targets)) + (k - (len(methods) - 1) / 2) * step
+            for ax, values in ((ax_tt, times), (ax_mem, mems)):
+                # points on a log axis (bars there would start at an arbitrary floor), x: not reached
+                ax.plot(xs, values, ls="none", marker=marker, color=color, ms=6, label=method_label(sub[sub["method"] == m], m))
                 foot = blended_transform_factory(ax.transData, ax.transAxes)
-                for x, t_val in zip(xs, times):
-                    if np.isnan(t_val):
+                for x, v in zip(xs, values):
+                    if np.isnan(v):
                         ax.text(x, 0.01, "x", transform=foot, ha="center", va="bottom", color=color, fontsize=10,
                                 fontweight="bold")
+            pub = published[published["method"] == m].rename(columns={"perf": "test_metric"})
+            pub_mem = pub_memory[pub_memory["method"] == m].rename(columns={"perf": "test_metric"})
+            if len(pub):
+                pub_times, _ = _reaching(pub, targets, better_high, "train_s")
+                ax_tt.plot(xs, pub_times, ls="none", marker=marker, ms=8, mfc="none", mec=color, mew=1.0)
+            if len(pub_mem):
+                _, pub_mems = _reaching(pub_mem, targets, better_high, "mem_est")
+                ax_mem.plot(xs, pub_mems, ls="none", marker=marker, ms=8, mfc="none", mec=color, mew=1.0)
         fmt = (lambda t: f"{t:.2f}%") if better_high else (lambda t: f"{t:.3f}")
         for ax, ylabel, title in ((ax_tt, "train time (s)", "time to reach target"),
                                   (ax_mem, "entries per training point", "memory to reach target")):
             ax.set_xticks(np.arange(len(targets)), [fmt(t) for t in targets], fontsize=7)
+            ax.set_xlim(-0.6, len(targets) - 0.4)
             ax.set(yscale="log", xlabel=f"target {METRIC_LABEL.get(metric, metric)} (x: not reached)",
                    ylabel=ylabel, title=f"{name}: {title}")
+            ax.grid(axis="y", color="0.9", lw=0.6)
         ax_perf.set(xscale="log", xlabel="R", ylabel=f"test {METRIC_LABEL.get(metric, metric)}",
                     title=f"{name}: test performance vs R")
         ax_time.set(xscale="log", yscale="log", xlabel="R", ylabel="train time (s)", title=f"{name}: train time vs R")
         for ax in (ax_perf, ax_time, ax_tt, ax_mem):
             ax.title.set_fontsize(9)
-        ax_perf.legend(fontsize=6)
-        ax_tt.legend(fontsize=6)
+        for ax in (ax_perf, ax_time):
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(lab, h)
     if not datasets:
         empty_panel(axes[0, 0], "no successful rows in these results")
         for ax in axes[0, 1:]:
             ax.axis("off")
-    return finish(fig, out_base, "Fig. 5: RB, RF, Nystrom, block and exact at equal R; cost to reach a target",
-                  problems_note(results, list(cfg_sets), datasets))
+    if handles:  # one legend for every panel, above them: it covers no data
+        fig.legend(list(handles.values()), list(handles.keys()), loc="upper center", ncol=min(6, len(handles)),
+                   fontsize=7, frameon=False, bbox_to_anchor=(0.5, 0.965))
+    protocol = _protocol_text(results)
+    return finish(fig, out_base, f"Fig. 5: RB, RF, Nyström, block and exact at equal R; cost to reach a target{protocol}"
+                                 " (hollow: published)",
+                  problems_note(results, list(cfg_sets), datasets, unavailable), unavailable_note(unavailable),
+                  top=0.93 if handles else 0.96)
+
+
+def _protocol_text(results: pd.DataFrame) -> str:
+    if "protocol" in results and results["protocol"].notna().any():
+        return f" [{results['protocol'].dropna().iloc[0]} protocol]"
+    return ""

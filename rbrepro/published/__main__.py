@@ -1,0 +1,3 @@
+from rbrepro.published import main
+
+main()
