@@ -397,10 +397,14 @@ def dask_cell_task(key: str, *args) -> dict:
     start of the same cell means its worker was lost and the scheduler ran it again."""
     from distributed import get_worker
 
+    address = None
     with contextlib.suppress(Exception):
         worker = get_worker()
-        worker.log_event(DASK_TOPIC, {"key": key, "worker": worker.address})
-    return run_cell_task(*args)
+        address = worker.address
+        worker.log_event(DASK_TOPIC, {"key": key, "worker": address})
+    row = run_cell_task(*args)
+    row["dask_worker"] = address  # the row itself says where it ran: start events may arrive after it
+    return row
 
 
 class DaskBackend:
@@ -494,7 +498,10 @@ class DaskBackend:
                             continue
                         row = _worker_died_row(args[0], why)
                     row["concurrent_cells"] = overlap.most.get(key, 0)
-                    row["attempts"] = max(attempts.get(key, 0) + 1, len(starts.get(key, ())))
+                    # a row from another worker than the cell's first start is a rerun, even when the
+                    # rerun's start event has not reached us yet
+                    ran_on = {w for w in (*starts.get(key, ()), row.get("dask_worker")) if w}
+                    row["attempts"] = max(attempts.get(key, 0) + 1, len(starts.get(key, ())), len(ran_on))
                     on_row(key, row)
         finally:
             with contextlib.suppress(Exception):
