@@ -136,6 +136,14 @@ def _pad(X, width: int):
     return np.hstack([X, np.zeros((X.shape[0], width - X.shape[1]), X.dtype)])
 
 
+def _check_width(X) -> None:
+    """A file's largest feature index sets the width: refuse widths whose per-column arrays do not fit."""
+    from rbrepro.memory import check_memory
+
+    check_memory(f"scaling {X.shape[1]} feature columns (the largest feature index sets the width)",
+                 24.0 * X.shape[1])
+
+
 @dataclass(frozen=True)
 class MinMaxScaler:
     """x -> (x - lo) * inv per column, fitted on the training split (inv = 1/span, 1 if constant)."""
@@ -147,10 +155,7 @@ class MinMaxScaler:
     def fit_maxabs(cls, X) -> "MinMaxScaler":
         """x -> x / max|x| per column (lo = 0, so sparse input stays sparse): the authors' cadata
         scaling (DESIGN §2a)."""
-        from rbrepro.memory import check_memory
-
-        check_memory(f"scaling {X.shape[1]} feature columns (the largest feature index sets the width)",
-                     24.0 * X.shape[1])
+        _check_width(X)
         top = abs(X).max(axis=0)
         top = top.toarray().ravel() if sp.issparse(top) else np.asarray(top).ravel()
         inv = np.where(top > 0, 1.0 / np.where(top > 0, top, 1.0), 1.0)
@@ -158,10 +163,7 @@ class MinMaxScaler:
 
     @classmethod
     def fit(cls, X) -> "MinMaxScaler":
-        from rbrepro.memory import check_memory
-
-        check_memory(f"scaling {X.shape[1]} feature columns (the largest feature index sets the width)",
-                     24.0 * X.shape[1])
+        _check_width(X)
         if sp.issparse(X):
             lo = X.min(axis=0).toarray().ravel()
             hi = X.max(axis=0).toarray().ravel()

@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from rbrepro.data.atomic import atomic_path  # noqa: E402
+from rbrepro.sweep.summary import chosen_rows  # noqa: E402,F401 - shared with the figures
 
 METRIC_LABEL = {"accuracy": "accuracy (%)", "rel_error": "relative error"}
 METHOD_STYLE = {"rb": ("RB", "tab:red", "o"), "rf": ("RF", "tab:blue", "s"), "nystrom": ("Nyström", "tab:green", "^"),
@@ -24,13 +25,6 @@ def method_label(rows: pd.DataFrame, method: str) -> str:
     label = METHOD_STYLE[method][0]
     kernels = set(rows["kernel"].dropna()) if "kernel" in rows else set()
     return f"{label}, {'/'.join(sorted(kernels))}" if kernels - {"l1"} else label
-
-
-def chosen_rows(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows sigma selection chose (all rows when the sweep chose nothing)."""
-    if "selected" in rows and rows["selected"].fillna(False).astype(bool).any():
-        return rows[rows["selected"].fillna(False).astype(bool)]
-    return rows
 
 
 def edge_rows(rows: pd.DataFrame) -> pd.DataFrame:
@@ -90,7 +84,7 @@ def exact_reference(frame: pd.DataFrame, dataset: str) -> tuple[float | None, st
     if len(rows):
         picked = chosen_rows(rows)
         kernel = f", {picked['kernel'].iloc[0]}" if "kernel" in picked and picked["kernel"].iloc[0] != "l1" else ""
-        if len(picked) < len(rows) or ("selected" in rows and rows["selected"].fillna(False).astype(bool).all()):
+        if picked is not rows:
             on = picked["selected_on"].iloc[0] if "selected_on" in picked else "validation"
             return float(picked["test_metric"].mean()), f"exact kernel{kernel} (sigma chosen on {on})"
         value = rows["test_metric"].max() if higher_is_better(rows) else rows["test_metric"].min()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from rbrepro.plots.common import (
@@ -28,7 +27,7 @@ from rbrepro.plots.common import (
 def _boxed_point(sub: pd.DataFrame, better_high: bool) -> tuple[float, float, str]:
     """(sigma, test value, label) of the point to box: the sweep's chosen sigma, else the best test."""
     picked = chosen_rows(sub)
-    if len(picked) < len(sub):
+    if picked is not sub:
         on = picked["selected_on"].iloc[0] if "selected_on" in picked else "validation"
         sigma = float(picked["sigma"].iloc[0])
         return sigma, float(picked["test_metric"].mean()), f"chosen on {on}: sigma={sigma:g}"
@@ -66,9 +65,8 @@ def plot_fig3(results: pd.DataFrame, out_base: Path, config: dict | None = None)
                 if len(pub):
                     ax_perf.plot(pub["sigma"], pub["perf"], ls="none", marker="o", ms=6, mfc="none", mec=color,
                                  mew=1.0, label=f"RB {split}, published (R={R})")
-        for R in Rs[:1]:
-            sigma, value, label = _boxed_point(sub[sub["R"] == R], better_high)
-            ax_perf.plot([sigma], [value], marker="s", ms=12, mfc="none", mec="red", mew=1.5, ls="none", label=label)
+        sigma, value, label = _boxed_point(sub[sub["R"] == Rs[0]], better_high)
+        ax_perf.plot([sigma], [value], marker="s", ms=12, mfc="none", mec="red", mew=1.5, ls="none", label=label)
         value, label = exact_reference(results, name)
         if value is not None:
             ax_perf.axhline(value, color="black", lw=1.2, label=label)
@@ -93,8 +91,6 @@ def plot_fig3(results: pd.DataFrame, out_base: Path, config: dict | None = None)
         ax_D.set_ylabel("D", color="gray")
         for ax in (ax_perf, ax_time):
             ax.title.set_fontsize(9)
-        if not np.isfinite(sub["train_s"]).all():
-            ax_time.text(0.02, 0.04, "some train times missing", transform=ax_time.transAxes, fontsize=7)
     if not datasets:
         empty_panel(axes[0, 0], "no successful RB rows in these results")
         axes[0, 1].axis("off")

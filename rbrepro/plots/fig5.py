@@ -43,13 +43,13 @@ def rows_reaching(rows: pd.DataFrame, target: float, better_high: bool,
     return mean[mean["test_metric"] >= target] if better_high else mean[mean["test_metric"] <= target]
 
 
-def _reaching(rows: pd.DataFrame, targets: list[float], better_high: bool, memory: str) -> tuple[list, list]:
-    times, mems = [], []
+def _cheapest(rows: pd.DataFrame, targets: list[float], better_high: bool, column: str) -> list[float]:
+    """Per target, the least `column` (train time, memory) among the R that reach it (NaN: none does)."""
+    out = []
     for t in targets:
-        hit = rows_reaching(rows, t, better_high, tuple(dict.fromkeys(("train_s", memory))))
-        times.append(hit["train_s"].min() if len(hit) else np.nan)
-        mems.append(hit[memory].min() if len(hit) else np.nan)
-    return times, mems
+        hit = rows_reaching(rows, t, better_high, (column,))
+        out.append(hit[column].min() if len(hit) else np.nan)
+    return out
 
 
 def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:
@@ -103,11 +103,13 @@ def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None)
         step = 0.8 / max(1, len(methods))
         for k, m in enumerate(methods):
             label, color, marker = METHOD_STYLE[m]
-            times, mems = _reaching(sub[sub["method"] == m], targets, better_high, "memory_model_entries")
+            part = sub[sub["method"] == m]
+            times = _cheapest(part, targets, better_high, "train_s")
+            mems = _cheapest(part, targets, better_high, "memory_model_entries")
             xs = np.arange(len(targets)) + (k - (len(methods) - 1) / 2) * step
             for ax, values in ((ax_tt, times), (ax_mem, mems)):
                 # points on a log axis (bars there would start at an arbitrary floor), x: not reached
-                ax.plot(xs, values, ls="none", marker=marker, color=color, ms=6, label=method_label(sub[sub["method"] == m], m))
+                ax.plot(xs, values, ls="none", marker=marker, color=color, ms=6, label=method_label(part, m))
                 foot = blended_transform_factory(ax.transData, ax.transAxes)
                 for x, v in zip(xs, values):
                     if np.isnan(v):
@@ -115,12 +117,10 @@ def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None)
                                 fontweight="bold")
             pub = published[published["method"] == m].rename(columns={"perf": "test_metric"})
             pub_mem = pub_memory[pub_memory["method"] == m].rename(columns={"perf": "test_metric"})
-            if len(pub):
-                pub_times, _ = _reaching(pub, targets, better_high, "train_s")
-                ax_tt.plot(xs, pub_times, ls="none", marker=marker, ms=8, mfc="none", mec=color, mew=1.0)
-            if len(pub_mem):
-                _, pub_mems = _reaching(pub_mem, targets, better_high, "mem_est")
-                ax_mem.plot(xs, pub_mems, ls="none", marker=marker, ms=8, mfc="none", mec=color, mew=1.0)
+            for ax, ref, column in ((ax_tt, pub, "train_s"), (ax_mem, pub_mem, "mem_est")):
+                if len(ref):
+                    ax.plot(xs, _cheapest(ref, targets, better_high, column), ls="none", marker=marker, ms=8,
+                            mfc="none", mec=color, mew=1.0)
         fmt = (lambda t: f"{t:.2f}%") if better_high else (lambda t: f"{t:.3f}")
         for ax, ylabel, title in ((ax_tt, "train time (s)", "time to reach target"),
                                   (ax_mem, "entries per training point", "memory to reach target")):

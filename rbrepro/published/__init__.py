@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rbrepro.sweep.summary import chosen_rows
+
 TABLE = Path(__file__).with_name("authors_figure_data.csv")
 SOURCE = "teddylfwu/RandomBinning@6a42f52fe13db1d4fb883df2d41255edb602e95e ExptResults/plotdata_02012016/L2R_Ridge"
 METHODS = {"RandBin": "rb", "FOURIER": "rf", "NYSTROM": "nystrom", "BLOCKDIAG": "block", "STANDARD": "exact"}
@@ -127,8 +129,8 @@ def compare_points(results: pd.DataFrame, figure: str, published: pd.DataFrame |
     points = []
     if figure == "fig5":
         ref = published[published["panel"] == "fig5"]
-        chosen = rows[rows["selected"].astype(bool)] if "selected" in rows and rows["selected"].astype(bool).any() \
-            else None
+        chosen = chosen_rows(rows)
+        chosen = chosen if chosen is not rows else None
         for (dataset, method, R), ours in rows.groupby(["dataset", "method", "R"]):
             pub = ref[(ref["dataset"] == dataset) & (ref["method"] == method) & (ref["R"] == int(R))]
             if pub.empty:
@@ -159,9 +161,8 @@ def compare_points(results: pd.DataFrame, figure: str, published: pd.DataFrame |
         if pub.empty:
             continue
         metric = ours["metric"].iloc[0]
-        if "selected" in ours and ours["selected"].astype(bool).any():
-            pick = ours[ours["selected"].astype(bool)]
-        else:
+        pick = chosen_rows(ours)
+        if pick is ours:
             pick = ours.loc[[ours["test_metric"].idxmax() if metric == "accuracy" else ours["test_metric"].idxmin()]]
         points.append(Point("fig3", dataset, "exact", 0, float(pick["sigma"].iloc[0]), float(pick["test_metric"].iloc[0]),
                             float(pub["perf"].iloc[0]), metric))

@@ -73,15 +73,24 @@ class Selection:
         table = dict(self.per)
         return table.get(method, table.get("default", "R"))
 
-    @property
-    def test_grid(self) -> bool:
-        """Every sigma runs on test: choosing on test, or marking the choice in a grid."""
-        return self.on == "test" or self.run == "grid"
-
     def to_dict(self) -> dict:
         return {"on": self.on, "per": dict(self.per), "run": self.run}
 SOLVERS = ("default", "cg", "pcg", "direct", "rcd")
 MAX_CELLS = 1_000_000
+
+
+def _best_sigma(table: dict[float, list[float]]) -> float:
+    """sigma -> scores (higher is better): the best mean, the smaller sigma on a tie."""
+    return max(sorted(table), key=lambda s: sum(table[s]) / len(table[s]))
+
+
+def _grid_edge(sigma: float, sigmas: tuple[float, ...]) -> str:
+    """"low" / "high" when sigma is its grid's smallest / largest (the best may lie beyond), else ""."""
+    if len(sigmas) < 2:
+        return ""
+    if sigma <= min(sigmas) * (1 + 1e-9):
+        return "low"
+    return "high" if sigma >= max(sigmas) * (1 - 1e-9) else ""
 
 
 @dataclass(frozen=True)
@@ -147,8 +156,8 @@ class SweepConfig:
         return self.variants if (self.solver == "rcd" and threads > 1) else self.variants[:1]
 
     def cells(self, chosen_sigma: dict | None = None) -> list[CellParams]:
-        """The cells evaluated on test data, in a stable order. Without selection, or when every
-        sigma runs on test (`Selection.test_grid`), that is the whole grid. Otherwise
+        """The cells evaluated on test data, in a stable order. Without selection, choosing on
+        test, or with `run: grid` (but for the exact kernel), that is the whole grid. Otherwise
         `chosen_sigma` maps (dataset, method, R) to the chosen sigma, and (dataset, method, R)
         not chosen yet are left out."""
         out = []
@@ -212,21 +221,11 @@ class SweepConfig:
             grid = grids[dataset]
             sigmas = grid.sigmas_for(method)
             Rs = (0,) if method == "exact" else grid.R
-
-            def edge(sigma, _sigmas=sigmas):
-                if len(_sigmas) < 2:
-                    return ""
-                return "low" if sigma <= min(_sigmas) * (1 + 1e-9) else "high" if sigma >= max(_sigmas) * (1 - 1e-9) \
-                    else ""
-
-            def best(table):  # sigma -> list of scores: the best mean, the smaller sigma on a tie
-                return max(sorted(table), key=lambda s: sum(table[s]) / len(table[s]))
-
             if method == "exact" or self.selection.per_method(method) == "R":
                 for R, table in by_R.items():
                     if R in Rs:
-                        s = best(table)
-                        chosen[dataset, method, R] = (s, edge(s))
+                        s = _best_sigma(table)
+                        chosen[dataset, method, R] = (s, _grid_edge(s, sigmas))
                 continue
             if on == "validation":
                 table = by_R.get(grid.select_R)
@@ -240,9 +239,9 @@ class SweepConfig:
                 table = {s: list(v.values()) for s, v in table.items() if len(v) == len(by_R)}
                 if not table:
                     continue
-            s = best(table)
+            s = _best_sigma(table)
             for R in Rs:
-                chosen[dataset, method, R] = (s, edge(s))
+                chosen[dataset, method, R] = (s, _grid_edge(s, sigmas))
         return chosen
 
     def to_dict(self) -> dict:

@@ -595,27 +595,28 @@ def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams] | None = N
         write_text_atomic(out / "config.resolved.yaml",
                           yaml.safe_dump({**config.to_dict(), "provenance": provenance()}, sort_keys=False))
         unavailable: dict = {}
-        fingerprints = fingerprints_for(config, [*config.selection_cells(), *config.cells(), *(cells or [])],
+        selection_cells = config.selection_cells()
+        fingerprints = fingerprints_for(config, [*selection_cells, *config.cells(), *(cells or [])],
                                         data_path, mirror, unavailable)
         write_text_atomic(out / UNAVAILABLE_NAME, json.dumps(unavailable, indent=1, sort_keys=True) + "\n")
 
         def narrow(cs):
             return [c for c in narrow_cli(cs) if c.dataset not in unavailable]
 
-        phases = [narrow(config.selection_cells())] if config.selection_cells() else []
+        def run(todo_cells):
+            _run_states(config, out, cell_states(todo_cells, out, fingerprints, reuse_stale, limit), data_path,
+                        mirror, backend, on_progress, counts, fingerprints, memory_limit_gb)
+
         counts = {"total": 0, "done": 0, "failed": 0, "skipped": 0, "ran": 0, "aside": 0}
-        for phase in range(len(phases) + 1):
-            if phase == len(phases):
-                chosen = {k: v[0] for k, v in _chosen_sigma(config, out, fingerprints, reuse_stale).items()}
-                todo_cells = narrow(config.cells(chosen) if cells is None else cells)
-            else:
-                todo_cells = phases[phase]
-            states = cell_states(todo_cells, out, fingerprints, reuse_stale, limit)
-            _run_states(config, out, states, data_path, mirror, backend, on_progress, counts, fingerprints,
-                        memory_limit_gb)
+        if selection_cells:  # choosing on validation data: those cells first, then the chosen sigmas on test
+            run(narrow(selection_cells))
         chosen = _chosen_sigma(config, out, fingerprints, reuse_stale)
-        config_cells = [*config.selection_cells(), *config.cells({k: v[0] for k, v in chosen.items()}),
-                        *(cells or [])]
+        sigma_of = {k: v[0] for k, v in chosen.items()}
+        run(narrow(config.cells(sigma_of) if cells is None else cells))
+        if config.selection is not None and config.selection.on == "test":  # the test grid just ran: its rows choose
+            chosen = _chosen_sigma(config, out, fingerprints, reuse_stale)
+            sigma_of = {k: v[0] for k, v in chosen.items()}
+        config_cells = [*selection_cells, *config.cells(sigma_of), *(cells or [])]
         keys = [s.key for s in cell_states(config_cells, out, fingerprints, reuse_stale, limit)]
         _, counts["aside"] = assemble_csv(out, keys, lambda frame: annotate(frame, config, chosen))
         counts.pop("keys", None)
