@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 MIRROR ?= $(abspath ../shared/data/libsvm)
 DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 
-.PHONY: install demo test soak figures plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
+.PHONY: install demo test soak battery figures plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
 
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
@@ -19,6 +19,7 @@ help:
 	@echo "make compare      our Fig. 3 and Fig. 5 points beside the authors' published ones (both protocols)"
 	@echo "make figures-mini the same with the small mini configs (a few minutes; part of CI)"
 	@echo "make soak         long fault-injection and property-test runs (not in CI)"
+	@echo "make battery      59 hostile inputs and 7 injected faults through the real CLI, with counts"
 	@echo "make bench        all benchmarks: bench-train (ijcnn1 train times), bench-parse (parser vs"
 	@echo "                  scikit-learn), bench-rcd (parallel RCD speedups, RB vs RF)"
 
@@ -77,6 +78,11 @@ figures-mini: $(STAMP)
 soak: $(STAMP)
 	RBREPRO_SOAK=15 $(BIN)/python -m pytest -q tests/test_sweep.py tests/test_reliability.py \
 	  tests/test_fetch_faults.py tests/test_libsvm_parser.py -k "sigkill or property or fetch or rejects"
+
+# The hostile-input battery: 59 bad inputs and 7 injected faults through the real CLI; prints one
+# line per case and the counts of the README's reliability table (exit 1 if any case is BAD).
+battery: $(STAMP)
+	$(BIN)/python -m bench.hostile_battery --kills 6
 
 # Benchmarks print each figure beside a baseline measured in the same run and append them,
 # with provenance, to results/bench.csv.

@@ -1,5 +1,7 @@
 """`python -m rbrepro` runs the command line."""
 
-from rbrepro.cli import app
+import sys
 
-app()
+from rbrepro.cli import main
+
+sys.exit(main())

@@ -124,6 +124,20 @@ def _fail(message: str, code: int = 2):
     raise typer.Exit(code)
 
 
+def _positive_finite(value):
+    """Option callback: a positive finite number (sigma), named by the option on error."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(f"expected a positive finite number, got {value}")
+    return value
+
+
+def _nonnegative_finite(value):
+    """Option callback: a finite number >= 0 (lambda), named by the option on error."""
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise typer.BadParameter(f"expected a finite number >= 0, got {value}")
+    return value
+
+
 def _expected_message(exc: BaseException) -> str | None:
     """The one-line message of an error the library raises on purpose, or None for a bug."""
     from rbrepro.data.fetch import FetchError
@@ -174,6 +188,9 @@ def fetch(
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
     datasets: Optional[Path] = typer.Option(None, "--datasets", help=DATASETS_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    forget_hashes: bool = typer.Option(False, "--forget-hashes", help="First forget the sha256 recorded in "
+                                       "DATA_DIR/hashes.lock.json when this dataset's files were first fetched "
+                                       "without a known hash (after replacing a bad first copy)."),
 ):
     """Download a dataset, verify its sha256, parse it and cache it in a fast binary form.
 
@@ -230,6 +247,8 @@ def fetch(
             [name] if name else []
     if not names:
         _fail("name a dataset, or use --all or --list")
+    if forget_hashes:
+        _forget_hashes(names, root, mirror, datasets)
     failed = 0
     for n in names:
         start = time.perf_counter()
@@ -256,13 +275,27 @@ def fetch(
             raise typer.Exit(1)
 
 
+def _forget_hashes(names, root: Path, mirror, datasets) -> None:
+    """Drop the first-use hashes of the named datasets' files (from this source) from the lock file."""
+    from rbrepro.data.fetch import HashLock, Source, lock_key
+    from rbrepro.data.load import default_mirror, resolve_spec, user_datasets
+
+    source = _guard(lambda: Source.resolve(default_mirror(mirror)))
+    extra = _guard(lambda: user_datasets(datasets))
+    lock = HashLock(root / "hashes.lock.json")
+    for n in names:
+        spec = _guard(lambda: resolve_spec(n, root, extra))
+        dropped = lock.forget([lock_key(f, source) for f in spec.files])
+        typer.echo(f"{n}: forgot {len(dropped)} recorded hash(es) in {lock.path}")
+
+
 @app.command()
 def featurize(
     name: str = typer.Argument(..., help="Dataset name, or a path to a LIBSVM/CSV file."),
     method: FeatureMethod = typer.Option(FeatureMethod.rb, "--method", help="Feature map: rb, rf or nystrom."),
     R: int = typer.Option(256, "--R", "-R", min=1, help="rb: random grids (non-zeros per row); rf: features; "
                                                          "nystrom: landmarks."),
-    sigma: float = typer.Option(1.0, "--sigma", min=0.0, help="Inverse kernel width sigma (> 0)."),
+    sigma: float = typer.Option(1.0, "--sigma", callback=_positive_finite, help="Inverse kernel width sigma (> 0)."),
     kernel: Kernel = typer.Option(Kernel.l1, "--kernel", help=KERNEL_HELP),
     seed: int = typer.Option(0, "--seed", help="Seed of the grid / frequency / landmark draw."),
     threads: int = typer.Option(0, "--threads", min=0, help="numba threads (0 = all cores)."),
@@ -335,10 +368,10 @@ def train(
                                        "block-diagonal kernel), exact (exact kernel)."),
     R: int = typer.Option(256, "--R", "-R", min=1,
                           help="rb: grids; rf: features; nystrom: landmarks; block: leaf size; exact: unused."),
-    sigma: float = typer.Option(1.0, "--sigma", help="Inverse kernel width sigma (> 0)."),
+    sigma: float = typer.Option(1.0, "--sigma", callback=_positive_finite, help="Inverse kernel width sigma (> 0)."),
     kernel: Kernel = typer.Option(Kernel.l1, "--kernel", help=KERNEL_HELP),
     scaling: Scaling = typer.Option(Scaling.default, "--scaling", help=SCALING_HELP),
-    lam: Optional[float] = typer.Option(None, "--lam", help="Ridge lambda [default: the dataset's, usually 0.01]."),
+    lam: Optional[float] = typer.Option(None, "--lam", callback=_nonnegative_finite, help="Ridge lambda [default: the dataset's, usually 0.01]."),
     solver: Solver = typer.Option(Solver.default, "--solver",
                                   help="default (rb: cg; rf, nystrom: direct; block, exact: Cholesky), cg, pcg "
                                        "(CG with a Jacobi preconditioner), direct, or rcd (L1-regularized "
@@ -711,8 +744,32 @@ def compare(
                f"[{figure}, {results}]")
 
 
-def main():  # pragma: no cover - console entry for `python -m rbrepro`
-    app()
+def main(argv: list[str] | None = None) -> int:
+    """Console entry (`rbrepro`, `python -m rbrepro`): click's usage errors become one line,
+    `rbrepro: error: Invalid value for '--R': ...`, like every other error (exit status 2)."""
+    try:
+        from typer._click import exceptions as click  # typer >= 0.22 carries its own click
+    except ImportError:  # pragma: no cover - older typer uses click itself
+        from click import exceptions as click
+
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(args=argv, prog_name="rbrepro", standalone_mode=False)
+    except click.NoArgsIsHelpError as exc:
+        exc.show()
+        return exc.exit_code
+    except click.UsageError as exc:
+        where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+        err.print(f"rbrepro: error: {exc.format_message()}{where}", style="bold red", highlight=False,
+                  markup=False, soft_wrap=True)
+        return 2
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except typer.Abort:
+        err.print("Aborted.", highlight=False, markup=False)
+        return 1
+    return result if isinstance(result, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,6 +6,7 @@ import bz2
 import functools
 import hashlib
 import http.server
+import lzma
 import os
 import threading
 from pathlib import Path
@@ -46,11 +47,18 @@ def make_binary_problem(n: int, d: int, seed: int):
 
 
 def write_manifest(root: Path) -> None:
+    """A MANIFEST.tsv like the real mirror's: each file's sha256, size and data rows."""
     rows = ["file\tsha256\tbytes\trows\tfeatures\tlabels\torigin\tnotes"]
     for p in sorted(root.rglob("*")):
         if p.is_file() and p.name != "MANIFEST.tsv":
-            rows.append(f"{p.relative_to(root).as_posix()}\t{hashlib.sha256(p.read_bytes()).hexdigest()}"
-                        f"\t{p.stat().st_size}\t\t\t\ttest\t")
+            data = p.read_bytes()
+            try:
+                text = {".bz2": bz2.decompress, ".xz": lzma.decompress}.get(p.suffix, bytes)(data)
+                n = sum(1 for line in text.splitlines() if line.strip() and not line.startswith(b"#"))
+            except (OSError, ValueError, EOFError, lzma.LZMAError):
+                n = ""  # a damaged archive: rows unknown, as a manifest built from it would say
+            rows.append(f"{p.relative_to(root).as_posix()}\t{hashlib.sha256(data).hexdigest()}"
+                        f"\t{p.stat().st_size}\t{n}\t\t\ttest\t")
     (root / "MANIFEST.tsv").write_text("\n".join(rows) + "\n")
 
 

@@ -95,19 +95,22 @@ def test_fetch_over_http_and_trust_on_first_use_without_manifest(http_mirror, tm
     fetch_dataset(get_spec("ijcnn1"), tmp_path / "a", url, progress=False)
     assert (tmp_path / "a" / "raw" / "binary" / "ijcnn1.t.bz2").exists()
     (root / "MANIFEST.tsv").unlink()  # no manifest: the first download's hash is recorded, then enforced
-    fetch_dataset(get_spec("ijcnn1"), tmp_path / "b", url, progress=False)
+    with pytest.raises(FetchError, match="1,000 data lines, but this file has 35,000 rows"):
+        fetch_dataset(get_spec("ijcnn1"), tmp_path / "b", url, progress=False)  # the registry's rows, first
+    X, y = make_binary_problem(20640, 8, seed=3)  # cadata's shape: rows as the registry has them
+    write_libsvm(root / "regression" / "cadata", X, 1000 * (y + 2.0))
+    fetch_dataset(get_spec("cadata"), tmp_path / "b", url, progress=False)
     lock = json.loads((tmp_path / "b" / "hashes.lock.json").read_text())
-    assert len(lock) == 3
-    (tmp_path / "b" / "raw" / "binary" / "ijcnn1.t.bz2").unlink()
-    (root / "binary" / "ijcnn1.t.bz2").write_bytes(b"changed upstream")
-    with pytest.raises(FetchError, match="sha256 mismatch"):
-        fetch_dataset(get_spec("ijcnn1"), tmp_path / "b", url, progress=False)
+    assert list(lock) == [f"mirror:{url}/regression/cadata"]
+    (tmp_path / "b" / "raw" / "regression" / "cadata").unlink()
+    (root / "regression" / "cadata").write_bytes(b"changed upstream")
+    with pytest.raises(FetchError, match="sha256 mismatch.*hashes.lock.json.*--forget-hashes"):
+        fetch_dataset(get_spec("cadata"), tmp_path / "b", url, progress=False)
 
 
 def test_http_errors_are_named(http_mirror, tmp_path, monkeypatch):
     url, root = http_mirror
-    (root / "binary" / "ijcnn1.val.bz2").unlink()
-    (root / "MANIFEST.tsv").unlink()
+    (root / "binary" / "ijcnn1.val.bz2").unlink()  # listed in the manifest, gone from the server
     with pytest.raises(FetchError, match="404"):
         fetch_dataset(get_spec("ijcnn1"), tmp_path, url, progress=False)
     monkeypatch.setattr(fetch_mod, "RETRIES", 2)

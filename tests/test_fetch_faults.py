@@ -128,8 +128,10 @@ def test_truncated_archives_served_with_a_matching_manifest_fail_at_parse(tmp_pa
 def test_parsed_content_is_checked_against_manifest_rows_and_registry_classes(small_ijcnn1_mirror, tmp_path):
     manifest = small_ijcnn1_mirror / "MANIFEST.tsv"
     lines = manifest.read_text().splitlines()
-    lines = [line.replace("\t\t\t\ttest", "\t999\t\t\ttest") if line.startswith("binary/ijcnn1.t.bz2") else line
-             for line in lines]
+    def with_rows(line, rows):
+        cells = line.split("\t")
+        return "\t".join(cells[:3] + [rows] + cells[4:])
+    lines = [with_rows(line, "999") if line.startswith("binary/ijcnn1.t.bz2") else line for line in lines]
     manifest.write_text("\n".join(lines) + "\n")
     with pytest.raises(ContentError, match=r"parsed 400 rows, but .* promises 999"):
         load_dataset("ijcnn1", tmp_path / "a", small_ijcnn1_mirror, progress=False)

@@ -211,7 +211,7 @@ def test_a_file_too_small_to_split_names_the_file(tmp_path):
 
 
 def test_an_infinite_lambda_is_refused():
-    one_line_error(rbrepro("train", "digits", "--lam", "inf"), "lam must be a finite number")
+    one_line_error(rbrepro("train", "digits", "--lam", "inf"), "'--lam'", "finite number >= 0")
 
 
 def test_yaml_scientific_notation_without_a_dot_is_the_number_meant():
@@ -263,3 +263,143 @@ def test_a_full_disk_during_a_sweep_is_one_line_naming_the_file(tmp_path):
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     one_line_error(proc, str(tmp_path / "res" / "results.csv"), "No space left on device")
     assert len(list((tmp_path / "res" / "cells").glob("*.json"))) == 1  # the finished cell survives
+
+
+# --- trust on first use: a bad first copy is never trusted ---------------------------------------------
+
+def _bare_mirror(tmp_path, files: dict[str, bytes]):
+    """A mirror directory without a MANIFEST, so nothing but the registry and the bytes can vouch for a file."""
+    root = tmp_path / "bare"
+    for rel, data in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    return root
+
+
+def test_a_truncated_first_copy_is_refused_before_its_hash_is_recorded(tmp_path):
+    good = (SHARED / "regression" / "cadata").read_bytes()
+    mirror = _bare_mirror(tmp_path, {"regression/cadata": good[:700_000]})
+    env = {"RBREPRO_DATA": str(tmp_path / "d")}
+    one_line_error(rbrepro("fetch", "cadata", "--mirror", mirror, "-q", env=env),
+                   "regression/cadata", "data lines, but this file has 20,640 rows", "no hash was recorded")
+    lock = tmp_path / "d" / "hashes.lock.json"
+    assert not lock.exists() or json.loads(lock.read_text()) == {}
+    assert not (tmp_path / "d" / "raw" / "regression" / "cadata").exists()
+    (mirror / "regression" / "cadata").write_bytes(good)  # the mirror repaired: the good file is taken
+    proc = rbrepro("fetch", "cadata", "--mirror", mirror, "-q", env=env)
+    assert proc.returncode == 0 and "16512 train / 4128 test" in proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize("rel, data, needle", [
+    ("regression/cadata", b"<!-- proxy -->\n<head><title>Login</title></head>\n", "web page"),
+    ("regression/cadata", b"  <HTML><body>moved</body></HTML>\n", "web page"),
+    ("regression/cadata", b"\x00\x01\x02binary junk\n" * 20, "web page or binary"),
+    ("regression/cadata", b"452600,8.3252,41\n" * 20640, "not LIBSVM"),
+    ("binary/ijcnn1.tr.bz2", b"<!doctype html><p>404</p>", "not bz2-compressed"),
+    ("binary/ijcnn1.tr.bz2", b"BZh91AY&SYgarbage", "damaged or cut short"),
+])
+def test_wrong_bytes_from_a_mirror_without_manifest_never_reach_raw(tmp_path, rel, data, needle):
+    mirror = _bare_mirror(tmp_path, {rel: data})
+    name = "cadata" if "cadata" in rel else "ijcnn1"
+    one_line_error(rbrepro("fetch", name, "--mirror", mirror, "-q", env={"RBREPRO_DATA": str(tmp_path / "d")}),
+                   rel, needle)
+    assert not (tmp_path / "d" / "raw" / rel).exists()
+    assert not list((tmp_path / "d" / "raw").rglob("*.part"))
+
+
+def test_a_first_use_hash_mismatch_names_the_lock_file_and_forget_hashes_resets_it(tmp_path):
+    good = (SHARED / "regression" / "cadata").read_bytes()
+    other = good.replace(b"452600 ", b"452601 ", 1)  # right shape and rows, other bytes
+    mirror = _bare_mirror(tmp_path, {"regression/cadata": other})
+    data = tmp_path / "d"
+    env = {"RBREPRO_DATA": str(data)}
+    assert rbrepro("fetch", "cadata", "--mirror", mirror, "-q", env=env).returncode == 0
+    (mirror / "regression" / "cadata").write_bytes(good)
+    for gone in ("raw", "cache"):
+        subprocess.run(["rm", "-rf", str(data / gone)], check=True)
+    one_line_error(rbrepro("fetch", "cadata", "--mirror", mirror, "-q", env=env),
+                   "sha256 mismatch", str(data / "hashes.lock.json"), "--forget-hashes")
+    proc = rbrepro("fetch", "cadata", "--mirror", mirror, "-q", "--forget-hashes", env=env)
+    assert proc.returncode == 0 and "forgot 1 recorded hash" in proc.stdout, proc.stderr
+    from rbrepro.data.fetch import sha256_file
+    assert list(json.loads((data / "hashes.lock.json").read_text()).values()) == [sha256_file(mirror /
+                                                                                              "regression/cadata")]
+
+
+@pytest.mark.parametrize("row", ["regression/cadata\t\t20640", "regression/cadata", "regression/cadata\tabc\t1"])
+def test_a_manifest_row_without_a_usable_hash_is_an_error_not_unverified(tmp_path, row):
+    mirror = _bare_mirror(tmp_path, {"regression/cadata": (SHARED / "regression" / "cadata").read_bytes(),
+                                     "MANIFEST.tsv": f"file\tsha256\trows\n{row}\n".encode()})
+    one_line_error(rbrepro("fetch", "cadata", "--mirror", mirror, "-q", env={"RBREPRO_DATA": str(tmp_path / "d")}),
+                   f"{mirror / 'MANIFEST.tsv'}:2:", "64-hex-digit sha256")
+
+
+def test_every_file_of_the_real_mirror_passes_the_first_use_checks():
+    import csv
+
+    from rbrepro.data.content import check_content
+    for row in csv.DictReader(open(SHARED / "MANIFEST.tsv"), delimiter="\t"):
+        assert check_content(SHARED / row["file"], row["file"], "libsvm", int(row["rows"])) == int(row["rows"])
+
+
+# --- CSV input: headers, line numbers, float32 ---------------------------------------------------------
+
+@pytest.mark.parametrize("text, needle", [
+    ("1,,0.5\n0,0.2,0.3\n1,0.9,0.1\n", "c.csv:1: column 2 is not a finite number: ''"),
+    ("1,0.5x,0.5\n0,0.2,0.3\n", "c.csv:1: column 2 is not a finite number: '0.5x'"),
+    ("y,a,b\n# note\n\n1,0.5,0.5 # fine\n# more\n0,0.2,0.3\n\n1,0.9,oops\n", "c.csv:8: column 3"),
+    ("y,a,b\n1,0.5,0.5\n0,0.2\n", "c.csv:3: 2 columns, but line 2 has 3"),
+    ("1,1e39,0.5\n0,0.2,0.3\n", "c.csv:1: column 2 is beyond float32's range"),
+    ("y,a,b\n", "c.csv: no data rows"),
+])
+def test_csv_errors_name_the_files_own_line(tmp_path, text, needle):
+    from rbrepro.data.delimited import parse_csv
+    path = tmp_path / "c.csv"
+    path.write_text(text)
+    with pytest.raises(ParseError) as err:
+        parse_csv(path)
+    assert str(err.value).endswith(needle) or needle in str(err.value), str(err.value)
+
+
+def test_a_csv_header_is_dropped_and_comments_skipped(tmp_path):
+    from rbrepro.data.delimited import parse_csv
+    path = tmp_path / "c.csv"
+    path.write_text("# data\nlabel,x1,x2\n1,0.5,0.25\n\n0,-2,3e3 # trailing\n")
+    parsed = parse_csv(path)
+    assert parsed.y.tolist() == [1, 0] and parsed.X.tolist() == [[0.5, 0.25], [-2, 3000]]
+
+
+def test_an_overflowing_csv_value_is_one_line_from_the_cli(tmp_path):
+    path = tmp_path / "o.csv"
+    path.write_text("".join(f"{i % 2},{i / 7},{1e39 if i == 5 else 0.5}\n" for i in range(40)))
+    one_line_error(rbrepro("train", path, "--R", "8", env={"RBREPRO_DATA": str(tmp_path / "d")}),
+                   "o.csv:6: column 3 is beyond float32's range")
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(st.one_of(st.floats(-1e6, 1e6, allow_nan=False), st.none()), min_size=3, max_size=3),
+                min_size=1, max_size=12),
+       st.lists(st.sampled_from(["", "# note", "   "]), max_size=12), st.booleans())
+def test_property_csv_with_random_holes_parses_or_names_the_first_hole(tmp_path, rows, fillers, header):
+    """Random CSVs with holes (empty fields), blank and comment lines between rows and an optional
+    header: parsed exactly when there is no hole, else refused naming the line and column of the first."""
+    from rbrepro.data.delimited import parse_csv
+    lines, first_hole = (["label,a,b"] if header else []), None
+    for i, row in enumerate(rows):
+        if i < len(fillers):
+            lines.append(fillers[i])
+        lines.append(",".join("" if v is None else f"{v:.6g}" for v in row))
+        if first_hole is None and None in row:
+            first_hole = (len(lines), row.index(None) + 1)
+    path = tmp_path / "h.csv"
+    path.write_text("\n".join(lines) + "\n")
+    try:
+        parsed = parse_csv(path)
+    except ParseError as exc:
+        assert first_hole is not None, str(exc)
+        assert f"h.csv:{first_hole[0]}: column {first_hole[1]} " in str(exc), (str(exc), first_hole, lines)
+        return
+    assert first_hole is None
+    expected = np.array([[float(f"{v:.6g}") for v in row] for row in rows])
+    np.testing.assert_array_equal(parsed.y, expected[:, 0])
+    np.testing.assert_array_equal(parsed.X, expected[:, 1:].astype(np.float32))

@@ -107,13 +107,11 @@ def test_a_write_failure_is_one_line_and_earlier_results_survive(tmp_path, monke
 
 
 def test_absurd_grids_are_refused_before_allocating(tmp_path):
-    start = time.time()
     result = CliRunner().invoke(app, ["train", "digits", "--R", "2000000", "--sigma", "1e6"])
     assert result.exit_code == 2 and "rb features of 1437 rows at R = 2000000 needs about" in result.output
     # past the memory guard (a huge limit), the int32 guard on column ids refuses before allocating
     result = CliRunner().invoke(app, ["train", "digits", "--R", "2000000", "--sigma", "1e6", "--memory-limit", "1e6"])
     assert result.exit_code == 2 and "int32 column-id range" in result.output
-    assert time.time() - start < 30
     result = CliRunner().invoke(app, ["train", "digits", "--method", "rf", "--R", "100000000"])
     assert result.exit_code == 2 and "needs about" in result.output and "GB" in result.output
 

@@ -263,3 +263,15 @@ def test_figures_flag_timings_taken_under_load_or_beside_other_cells():
                           "load_other_cores": [0.0, 0.9, 0.0], "concurrent_cells": [0, 0, 1]})
     assert "2 of 3 timings taken under load" in problems_note(frame, ["a"], ["a"])
     assert problems_note(frame.assign(load_other_cores=0.0, concurrent_cells=0), ["a"], ["a"]) == ""
+
+
+def test_a_user_dataset_not_supplied_is_named_unavailable_not_run_as_failed_cells(tmp_path):
+    """census comes only from the user (`fetch census --from`); without it, no cells and one line."""
+    cfg = parse_config("name: u\nfigure: fig3\ndatasets:\n  digits: {sigma: [0.3], R: [8]}\n"
+                       "  census: {sigma: [1, 2], R: [8]}\n", "u.yaml")
+    out = tmp_path / "res"
+    counts = run_sweep(cfg, out, data_path=tmp_path / "data", backend=LocalBackend(1))
+    assert list(counts["unavailable"]) == ["census"] and "fetch census --from" in counts["unavailable"]["census"]
+    frame = pd.read_csv(out / "results.csv")
+    assert frame["dataset"].tolist() == ["digits"] and (frame["status"] == "ok").all()
+    assert "census" in json.loads((out / "unavailable.json").read_text())

@@ -1,7 +1,14 @@
-"""CSV / delimited text for the user's own data: label in the first column, optional header."""
+"""CSV / delimited text for the user's own data: label in the first column, optional header.
+
+Blank lines and `#` comments (whole-line or trailing) are skipped, and every error names
+the file's own line number, counting the skipped lines. The first data line is a header
+only when every field is a name (non-empty, not a number), so a first row with a typo or a missing value
+is an error on line 1 rather than silently dropped as a header.
+"""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -9,35 +16,65 @@ import pandas as pd
 
 from rbrepro.data.libsvm import Parsed, ParseError, open_text
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _data_lines(path: Path) -> tuple[list[str], list[int]]:
+    """The lines that hold data (comments and blanks removed) and their 1-based line numbers."""
+    try:
+        with open_text(path) as fh:
+            raw = fh.read()
+    except (OSError, EOFError, ValueError) as exc:  # truncated archives raise EOFError / lzma errors
+        raise ParseError(f"{path}: not a readable CSV file: {exc}".replace("\n", " ")) from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ParseError(f"{path}:{line}: not UTF-8 text (byte {exc.start}); is this a CSV file?") from None
+    lines, numbers = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        body = line.split("#", 1)[0].strip()
+        if body:
+            lines.append(body)
+            numbers.append(number)
+    return lines, numbers
+
 
 def parse_csv(path: Path, n_features: int = 0) -> Parsed:
     """Parse a CSV file (first column the label); n_features 0 = as many as the file has."""
     path = Path(path)
-    try:
-        with open_text(path) as fh:
-            head = fh.readline().decode("utf-8", "replace")
-        first = head.strip().split(",")
-        try:
-            [float(v) for v in first]
-            header = None
-        except ValueError:
-            header = 0
-        with open_text(path) as fh:
-            frame = pd.read_csv(fh, header=header, comment="#", skip_blank_lines=True)
-    except (OSError, EOFError, ValueError, pd.errors.ParserError) as exc:
-        raise ParseError(f"{path}: not a readable CSV file: {exc}".replace("\n", " ")) from exc
-    if frame.empty:
+    lines, numbers = _data_lines(path)
+    fields = [field.strip() for field in lines[0].split(",")] if lines else []
+    if fields and all(fields) and not any(map(_is_number, fields)):
+        lines, numbers = lines[1:], numbers[1:]  # a header: names in every column, no numbers
+    if not lines:
         raise ParseError(f"{path}: no data rows")
-    values = frame.apply(pd.to_numeric, errors="coerce")
-    bad = values.isna() | ~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
-    if bad.to_numpy().any():
-        row, col = np.argwhere(bad.to_numpy())[0]
-        line = row + 1 + (1 if header == 0 else 0)
-        raise ParseError(f"{path}:{line}: column {col + 1} is not a finite number: {frame.iat[row, col]!r}")
-    data = values.to_numpy(dtype=np.float64)
-    X = np.ascontiguousarray(data[:, 1:], dtype=np.float32)
+    width = lines[0].count(",") + 1
+    if width < 2:
+        raise ParseError(f"{path}:{numbers[0]}: one column only; expected the label then at least one feature, "
+                         "separated by commas")
+    for body, number in zip(lines, numbers):
+        if body.count(",") + 1 != width:
+            raise ParseError(f"{path}:{number}: {body.count(',') + 1} columns, but line {numbers[0]} has {width}")
+    frame = pd.read_csv(io.StringIO("\n".join(lines)), header=None, dtype=str, keep_default_na=False)
+    values = frame.apply(lambda col: pd.to_numeric(col.str.strip(), errors="coerce")).to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(values)
+    bad[:, 1:] |= np.abs(values[:, 1:]) > FLOAT32_MAX  # features are stored as float32
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        what = "beyond float32's range (±3.4e38)" if np.isfinite(values[row, col]) else "not a finite number"
+        raise ParseError(f"{path}:{numbers[row]}: column {col + 1} is {what}: {frame.iat[row, col]!r}")
+    X = np.ascontiguousarray(values[:, 1:], dtype=np.float32)
     if n_features and X.shape[1] > n_features:
         raise ParseError(f"{path}: {X.shape[1]} feature columns, more than the dataset's {n_features}")
     if n_features and X.shape[1] < n_features:
         X = np.hstack([X, np.zeros((len(X), n_features - X.shape[1]), np.float32)])
-    return Parsed(X, data[:, 0].copy())
+    return Parsed(X, values[:, 0].copy())

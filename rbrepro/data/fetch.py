@@ -24,6 +24,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ import requests
 import urllib3
 
 from rbrepro.data.atomic import write_text_atomic
+from rbrepro.data.content import ContentCheckError, check_content
 from rbrepro.data.registry import SITE_BASE, DataFile, DatasetSpec
 
 CHUNK = 1 << 20
@@ -40,6 +42,7 @@ RETRIES = 4
 BACKOFF_S = 0.5
 CONNECT_TIMEOUT_S = 15.0
 DEFAULT_READ_TIMEOUT_S = 60.0
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def read_timeout_s() -> float:
@@ -116,7 +119,15 @@ def read_manifest(source: Source) -> dict[str, dict]:
     rows = csv.DictReader(io.StringIO(text), delimiter="\t")
     if rows.fieldnames is None or "file" not in rows.fieldnames or "sha256" not in rows.fieldnames:
         raise FetchError(f"{where}: expected a tab-separated header with 'file' and 'sha256'")
-    return {row["file"]: row for row in rows}
+    manifest = {}
+    for row in rows:
+        digest = (row.get("sha256") or "").strip().lower()
+        if not row.get("file") or not _SHA256.fullmatch(digest):
+            # an empty or missing hash must not turn verification off for that file
+            raise FetchError(f"{where}:{rows.line_num}: expected a file name and a 64-hex-digit sha256, got "
+                             f"file={row.get('file')!r} sha256={row.get('sha256')!r}")
+        manifest[row["file"]] = {**row, "sha256": digest}
+    return manifest
 
 
 def _request(url: str, headers: dict, stream: bool):
@@ -159,6 +170,15 @@ class HashLock:
 
     def get(self, key: str) -> str | None:
         return self._read().get(key)
+
+    def forget(self, keys) -> list[str]:
+        """Drop the recorded hashes of `keys`; returns those that were there."""
+        with file_lock(self.path.with_name(self.path.name + ".lock")):
+            hashes = self._read()
+            dropped = [k for k in keys if hashes.pop(k, None) is not None]
+            if dropped:
+                write_text_atomic(self.path, json.dumps(hashes, indent=1, sort_keys=True) + "\n")
+        return dropped
 
     def record(self, key: str, digest: str) -> None:
         with file_lock(self.path.with_name(self.path.name + ".lock")):
@@ -295,35 +315,54 @@ def _int_or_none(text) -> int | None:
         return None
 
 
+def lock_key(file: DataFile, source: Source) -> str:
+    """The key under which a file's first-use hash is kept in hashes.lock.json."""
+    if file.url:
+        return f"user:{file.url}"
+    return f"{'mirror' if source.is_mirror else 'site'}:{source.base}/{file.path}"
+
+
 def fetch_file(file: DataFile, source: Source, raw_dir: Path, manifest: dict[str, dict], lock: HashLock,
                progress: bool = True) -> Path:
-    """Fetch one file into raw_dir/<path>, verified; reuse a verified copy."""
+    """Fetch one file into raw_dir/<path>, verified; reuse a verified copy.
+
+    The expected hash comes from the mirror's manifest, the registry's pin, or the lock
+    file (trust on first use). A file with none of these is sniffed and its rows counted
+    against the registry before its hash is recorded, so a bad first copy is not trusted.
+    """
     dest = raw_dir / file.path
+    key = lock_key(file, source)
+    pinned_by = None
     if file.url:  # a user's own file: its own location, hash recorded on first use
         where, is_local = file.url, "://" not in file.url
         if where.startswith("file://"):
             where, is_local = urlparse(where).path, True
-        lock_key, expected, expected_rows = f"user:{file.url}", lock.get(f"user:{file.url}"), None
+        expected, expected_rows = None, file.rows
     else:
         where, is_local = source.locate(file.path), source.is_local
-        lock_key = f"{'mirror' if source.is_mirror else 'site'}:{source.base}/{file.path}"
         if source.is_mirror and manifest:
             if file.path not in manifest:
                 raise FetchError(f"{file.path}: not in this mirror (its manifest "
                                  f"{source.locate('MANIFEST.tsv')} does not list it)")
-            expected = manifest[file.path]["sha256"].strip().lower()
-            expected_rows = _int_or_none(manifest[file.path].get("rows"))
+            expected, pinned_by = manifest[file.path]["sha256"], f"the manifest {source.locate('MANIFEST.tsv')}"
+            expected_rows = _int_or_none(manifest[file.path].get("rows")) or file.rows
         else:
             expected = file.site_sha256 if not source.is_mirror else None
-            expected = expected or lock.get(lock_key)
-            expected_rows = file.rows if not source.is_mirror else None
+            pinned_by = "the registry's pin of the site's bytes" if expected else None
+            expected_rows = file.rows
+    if expected is None:
+        expected = lock.get(key)
+        if expected:
+            pinned_by = (f"{lock.path}, recorded when the file was first fetched (if the new file is right, "
+                         f"forget that hash with `rbrepro fetch NAME --forget-hashes` or delete the key {key!r} "
+                         "from that file, and fetch again)")
 
     with file_lock(raw_dir.parent / "locks" / (file.path.replace("/", "__") + ".lock")):
         rec = read_record(dest)
         if dest.exists() and expected and rec and rec["sha256"] == expected:
             return dest  # verified before, unchanged since
         if dest.exists() and expected and sha256_file(dest) == expected:
-            write_record(dest, expected, lock_key, expected_rows)
+            write_record(dest, expected, key, expected_rows)
             return dest
         dest.parent.mkdir(parents=True, exist_ok=True)
         part = dest.with_name(dest.name + ".part")
@@ -336,12 +375,19 @@ def fetch_file(file: DataFile, source: Source, raw_dir: Path, manifest: dict[str
             digest = _download(where, part, file.path, progress)
         if expected and digest != expected:
             part.unlink(missing_ok=True)
-            raise FetchError(f"{file.path}: sha256 mismatch for {where}: expected {expected}, got {digest}; "
-                             "the file was not kept")
+            raise FetchError(f"{file.path}: sha256 mismatch for {where}: got {digest}, expected {expected} from "
+                             f"{pinned_by}; the file was not kept")
+        if not expected:
+            try:  # trust on first use: only what looks right and has the registry's rows
+                check_content(part, where if file.url else file.path, file.format, expected_rows)
+            except ContentCheckError as exc:
+                part.unlink(missing_ok=True)
+                origin = "" if file.url else f" (from {where})"
+                raise FetchError(f"{exc}{origin}; the file was not kept and no hash was recorded") from None
         os.replace(part, dest)
         if not expected:
-            lock.record(lock_key, digest)
-        write_record(dest, digest, lock_key, expected_rows)
+            lock.record(key, digest)
+        write_record(dest, digest, key, expected_rows)
     return dest
 
 

@@ -243,7 +243,13 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
             if f is None:
                 continue
             raw = root / "raw" / f.path
-            parsed[role] = load_parsed(raw, spec.n_features, root / "cache", f.format, key=f.path)
+            try:
+                parsed[role] = load_parsed(raw, spec.n_features, root / "cache", f.format, key=f.path)
+            except libsvm.ParseError as exc:
+                if not f.url:
+                    raise
+                # a user's file is parsed from its copy under raw/user/: name the file the user gave
+                raise libsvm.ParseError(str(exc).replace(str(raw), f.url)) from None
             _check_rows(raw, parsed[role], f)
         train, test, val = parsed["train"], parsed.get("test"), parsed.get("val")
 
@@ -333,8 +339,8 @@ def dataset_availability(name, data_path=None, mirror=None, datasets_file=None) 
             if any(not (root / "raw" / f.path).exists() for f in spec.files):
                 fetch_dataset(spec, root, default_mirror(mirror), progress=False)
             digests = [_source_digest(root / "raw" / f.path) for f in spec.files]
-    except FetchError as exc:  # cannot be had here: named once by the sweep, no cells
-        return "unavailable", str(exc)
+    except (FetchError, FileNotFoundError) as exc:  # cannot be had here (not in the mirror, or a user's
+        return "unavailable", str(exc)               # dataset not supplied): named once, no cells
     except Exception:  # noqa: BLE001 - damaged data and the like: the cells run, fail and say why in full
         return "unavailable", ""
     described = {"files": [f.path for f in spec.files], "d": spec.n_features, "task": spec.task,

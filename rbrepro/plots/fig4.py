@@ -14,8 +14,8 @@ from rbrepro.plots.common import (
     line_with_spread,
     new_figure,
     problems_note,
-    unavailable_note,
     test_rows,
+    unavailable_note,
 )
 
 

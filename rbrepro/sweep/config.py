@@ -45,8 +45,8 @@ from pathlib import Path
 
 from rbrepro.data.load import SCALINGS
 from rbrepro.data.registry import REGISTRY
-from rbrepro.features.laplacian import KERNELS
 from rbrepro.data.user import load_datasets_file
+from rbrepro.features.laplacian import KERNELS
 from rbrepro.models.cell import METHODS, CellParams
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.solvers.rcd import LOSSES, VARIANTS

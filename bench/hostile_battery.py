@@ -1,0 +1,318 @@
+"""The hostile-input battery: every bad input and injected fault of issue 14, through the real CLI.
+
+Each case runs `rbrepro` in a subprocess and is classified:
+  clean error  exit status 2 and one line naming the file / line / key / variable at fault
+  correct      exit status 0 and the right result (where the input is valid after all)
+  BAD          anything else: a traceback, a crash, a hang (60 s), an error that names nothing,
+               or a wrong result accepted silently
+Faults (SIGKILL of a sweep at random moments, of its coordinator alone or of one worker, a
+raw file damaged after its verified fetch, bad first downloads) count as survived when the
+rerun gives exactly the uninterrupted run's rows, or the damaged data is refused.
+
+    python -m bench.hostile_battery [--kills N] [--seed S]
+
+prints one line per case and the counts for the README's reliability table; exit status 1
+if any case is BAD.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "libsvm"
+TIMEOUT_S = 60
+
+
+@dataclass
+class Case:
+    group: str
+    name: str
+    args: list
+    needles: tuple = ()             # an error line must contain each of these
+    expect: str = "error"           # "error" or "ok"
+    check_ok: object = None         # for "ok": callable(stdout) -> bool
+    env: dict = field(default_factory=dict)
+
+
+def run_cli(args, env, cwd):
+    start = time.monotonic()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "rbrepro", *map(str, args)], capture_output=True, text=True,
+                              env={**os.environ, **env}, cwd=cwd, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return None, time.monotonic() - start
+    return proc, time.monotonic() - start
+
+
+def classify(case: Case, proc) -> tuple[str, str]:
+    if proc is None:
+        return "BAD", f"hang (> {TIMEOUT_S} s)"
+    lines = [line for line in proc.stderr.strip().splitlines() if "━" not in line and line.strip()]
+    if "Traceback" in proc.stderr or proc.returncode < 0 or proc.returncode > 2:
+        return "BAD", f"exit {proc.returncode}: {(lines or [''])[-1][:120]}"
+    if case.expect == "ok":
+        if proc.returncode == 0 and (case.check_ok is None or case.check_ok(proc.stdout)):
+            return "correct", " ".join(proc.stdout.split())[:120]
+        return "BAD", f"exit {proc.returncode}: {(lines or [proc.stdout])[-1][:120]}"
+    if proc.returncode != 2 or len(lines) != 1:
+        return "BAD", f"exit {proc.returncode}, {len(lines)} lines: {(lines or [' '.join(proc.stdout.split())])[0][:120]}"
+    missing = [n for n in case.needles if n not in lines[0]]
+    if missing:
+        return "BAD", f"names none of {missing}: {lines[0][:120]}"
+    return "clean error", lines[0][:140]
+
+
+def write(path: Path, data) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    (path.write_bytes if isinstance(data, bytes) else path.write_text)(data)
+    return path
+
+
+def libsvm_cases(tmp: Path) -> list[Case]:
+    good = "".join(f"{(-1) ** i} 1:0.{i % 9 + 1} 2:0.{(3 * i) % 9 + 1}\n" for i in range(40))
+    bad_lines = {
+        "index 4000000000": "1 1:0.5 4000000000:0.5\n", "index 4294967297 (wraps to 1)": "1 4294967297:0.5\n",
+        "index 1e20": "1 99999999999999999999:1\n", "index 0": "1 0:0.5\n", "negative index": "1 -3:0.5\n",
+        "value 1e39 (float32 overflow)": "1 1:1e39\n", "value nan": "1 1:nan\n", "value inf": "1 1:inf\n",
+        "label 'abc'": "abc 1:0.5\n", "value 'x'": "1 1:x\n", "token without ':'": "1 1 0.5\n",
+        "duplicate index": "1 1:0.5 1:0.6\n", "unsorted indices": "1 2:0.5 1:0.6\n", "missing label": "1:0.5 2:0.1\n",
+    }
+    cases = []
+    for label, line in bad_lines.items():
+        rows = good.splitlines(keepends=True)
+        path = write(tmp / "libsvm" / f"{len(cases)}.txt", "".join(rows[:13] + [line] + rows[13:]))
+        cases.append(Case("LIBSVM file", label, ["train", path, "--R", "8"], (str(path),)))
+    for label, data in {"empty file": b"", "binary junk": bytes(range(256)) * 8,
+                        "plain text named .bz2": good.encode(), "truncated .bz2": None}.items():
+        suffix = ".bz2" if "bz2" in label else ".txt"
+        if data is None:
+            import bz2
+            noisy = "".join(f"{(-1) ** i} 1:{v:.6f} 2:{w:.6f}\n" for i, (v, w) in
+                            enumerate(np.random.default_rng(1).random((2000, 2))))
+            full = bz2.compress(noisy.encode())
+            data = full[: len(full) // 2]
+        path = write(tmp / "libsvm" / f"{len(cases)}{suffix}", data)
+        cases.append(Case("LIBSVM file", label, ["train", path, "--R", "8"], (str(path),)))
+    wide = write(tmp / "libsvm" / "wide.txt", "1 1:0.5 200000000:0.5\n" + good * 5)
+    cases.append(Case("LIBSVM file", "index 200,000,000 in a 5 kB file", ["train", wide, "--R", "8"],
+                      ("200000000", "memory limit")))
+    fine = write(tmp / "libsvm" / "fine.txt", good * 5)
+    cases.append(Case("LIBSVM file", "valid file, width inferred", ["train", fine, "--R", "8"], expect="ok",
+                      check_ok=lambda out: "accuracy" in out))
+    return cases
+
+
+def csv_cases(tmp: Path) -> list[Case]:
+    body = "".join(f"{i % 2},{i / 40:.3f},{(i * 7 % 40) / 40:.3f}\n" for i in range(60))
+    bad = {
+        "missing value in the first row": ("1,,0.5\n" + body, ":1:"),
+        "typo in the first row": ("1,0.5x,0.5\n" + body, ":1:"),
+        "bad value after comments and blanks": ("y,a,b\n# c\n\n" + body[:40] + "1,oops,2\n" + body, ":6:"),
+        "ragged row": ("y,a,b\n" + body[:40] + "1,2\n", ":"),
+        "value 1e39 (float32 overflow)": ("1,1e39,0.5\n" + body, ":1:"),
+        "header only": ("y,a,b\n", "no data rows"),
+    }
+    cases = []
+    for label, (text, where) in bad.items():
+        path = write(tmp / "csv" / f"{len(cases)}.csv", text)
+        cases.append(Case("CSV file", label, ["train", path, "--R", "8"], (str(path), where)))
+    ok = write(tmp / "csv" / "ok.csv", "label,x1,x2\n# comment\n" + body)
+    cases.append(Case("CSV file", "valid with header and comment", ["train", ok, "--R", "8"], expect="ok",
+                      check_ok=lambda out: "accuracy" in out))
+    return cases
+
+
+def model_cases(tmp: Path) -> list[Case]:
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 4))
+    y = np.where(X[:, 0] + X[:, 1] > 1, 1, -1)
+    lines = [f"{label} " + " ".join(f"{j + 1}:{v:.5f}" for j, v in enumerate(row)) for row, label in zip(X, y)]
+    train = write(tmp / "model" / "train.txt", "\n".join(lines[:200]) + "\n")
+    test = write(tmp / "model" / "test.txt", "\n".join(lines[200:]) + "\n")
+    model = tmp / "model" / "m.npz"
+    proc, _ = run_cli(["train", train, "--R", "16", "--sigma", "2", "--save-model", model],
+                      {"RBREPRO_DATA": str(tmp / "d")}, tmp)
+    if proc is None or proc.returncode != 0:
+        raise SystemExit(f"could not train the model the battery damages: {proc and proc.stderr}")
+    good = model.read_bytes()
+    flipped = bytearray(good)
+    flipped[len(good) // 2] ^= 0x04
+    damaged = {"truncated": good[: len(good) // 2], "empty": b"", "bit flipped": bytes(flipped),
+               "not a zip file": b"PK\x03\x04 nope" * 10}
+    cases = []
+    for label, data in damaged.items():
+        path = write(tmp / "model" / f"{label.replace(' ', '_')}.npz", data)
+        cases.append(Case("model file", label, ["predict", path, test], (str(path),)))
+    other = write(tmp / "model" / "reg.txt", "".join(f"{3.5 + i} 1:0.{i} 2:0.5\n" for i in range(1, 9)))
+    cases.append(Case("model file", "labels that are not the model's classes", ["predict", model, other],
+                      (str(other),)))
+    cases.append(Case("model file", "the intact model", ["predict", model, test], expect="ok",
+                      check_ok=lambda out: len(out.split()) >= 100))
+    return cases
+
+
+def settings_cases(tmp: Path) -> list[Case]:
+    cases = [Case("settings", f"{var}={value}", ["train", "digits", "--R", "8"], (var,), env={var: value})
+             for var, value in [("RBREPRO_MEMORY_LIMIT_GB", "abc"), ("RBREPRO_MEMORY_LIMIT_GB", "-1"),
+                                ("RBREPRO_MEMORY_LIMIT_GB", "inf")]]
+    cases.append(Case("settings", "RBREPRO_FETCH_TIMEOUT=abc", ["fetch", "cadata", "--mirror", "http://127.0.0.1:9"],
+                      ("RBREPRO_FETCH_TIMEOUT",), env={"RBREPRO_FETCH_TIMEOUT": "abc"}))
+    for option, value in [("--lam", "inf"), ("--lam", "-1"), ("--sigma", "nan"), ("--R", "0"), ("--seed", "x")]:
+        cases.append(Case("settings", f"{option} {value}", ["train", "digits", option, value], (option,)))
+    configs = {
+        "binary YAML file": (bytes(range(256)), ()),
+        "unknown key": ("name: x\ndatasets:\n  digits: {sigma: [1], R: [8], colour: red}\n", ("colour",)),
+        "wrong type": ("name: x\ndatasets:\n  digits: {sigma: [1], R: [eight]}\n", ("R",)),
+        "duplicate key": ("name: x\nname: y\ndatasets:\n  digits: {sigma: [1], R: [8]}\n", ("name",)),
+        "invalid YAML": ("name: x\ndatasets: [\n", ()),
+        "empty file": ("", ()),
+        "test selection in a fair config": ("name: x\nprotocol: fair\nsigma_selection: test\ndatasets:\n"
+                                            "  digits: {sigma: [1], R: [8]}\n", ("test",)),
+        "unknown dataset": ("name: x\ndatasets:\n  nosuch: {sigma: [1], R: [8]}\n", ("nosuch",)),
+    }
+    for label, (text, needles) in configs.items():
+        path = write(tmp / "configs" / f"c{len(cases)}.yaml", text)
+        cases.append(Case("config", label, ["sweep", path, "--dry-run", "--out", tmp / "res"], (str(path), *needles)))
+    sci = write(tmp / "configs" / "sci.yaml", "name: x\ndatasets:\n  digits: {sigma: [1e-3], R: [8]}\n")
+    cases.append(Case("config", "YAML 1e-3 (no dot)", ["sweep", sci, "--dry-run", "--out", tmp / "res"],
+                      expect="ok", check_ok=lambda out: "0.001" in out or "1 cell" in out))
+    return cases
+
+
+def fetch_cases(tmp: Path) -> list[Case]:
+    if not (SHARED / "MANIFEST.tsv").exists():
+        return []
+    cadata = (SHARED / "regression" / "cadata").read_bytes()
+    cases = []
+
+    def bare(label, files):
+        root = tmp / "mirrors" / str(len(cases))
+        for rel, data in files.items():
+            write(root / rel, data)
+        return root
+
+    for label, rel, data, needle in [
+        ("truncated first copy, no manifest", "regression/cadata", cadata[:700_000], "20,640 rows"),
+        ("HTML page not starting <html", "regression/cadata", b"<!-- proxy -->\n<head>login</head>\n", "web page"),
+        ("CSV bytes where LIBSVM is expected", "regression/cadata", b"452600,8.3,41\n" * 20640, "not LIBSVM"),
+        ("HTML served as .bz2", "binary/ijcnn1.tr.bz2", b"<!doctype html><p>404</p>", "bz2"),
+        ("corrupt .bz2 stream", "binary/ijcnn1.tr.bz2", b"BZh91AY&SYjunk", "damaged"),
+    ]:
+        mirror = bare(label, {rel: data})
+        name = "cadata" if "cadata" in rel else "ijcnn1"
+        cases.append(Case("fetch", label, ["fetch", name, "--mirror", mirror, "-q"], (rel, needle),
+                          env={"RBREPRO_DATA": str(tmp / "data" / str(len(cases)))}))
+    for label, row in [("manifest row with an empty sha256", "regression/cadata\t\t20640"),
+                       ("manifest row without a sha256 column", "regression/cadata")]:
+        mirror = bare(label, {"regression/cadata": cadata, "MANIFEST.tsv": f"file\tsha256\trows\n{row}\n"})
+        cases.append(Case("fetch", label, ["fetch", "cadata", "--mirror", mirror, "-q"], ("MANIFEST.tsv:2",),
+                          env={"RBREPRO_DATA": str(tmp / "data" / str(len(cases)))}))
+    cases.append(Case("fetch", "unreachable mirror URL", ["fetch", "cadata", "--mirror", "http://127.0.0.1:9", "-q"],
+                      ("127.0.0.1:9",), env={"RBREPRO_DATA": str(tmp / "data" / "dead")}))
+    return cases
+
+
+def damaged_raw_fault(tmp: Path) -> tuple[str, str]:
+    """Fetch cadata (verified), truncate the raw file, then train and fetch: both must refuse it."""
+    env = {"RBREPRO_DATA": str(tmp / "raw-fault")}
+    proc, _ = run_cli(["fetch", "cadata", "--mirror", SHARED, "-q"], env, tmp)
+    raw = tmp / "raw-fault" / "raw" / "regression" / "cadata"
+    os.truncate(raw, 700_000)
+    for args in (["train", "cadata", "--mirror", SHARED, "--R", "16"], ["fetch", "cadata", "--mirror", SHARED]):
+        proc, _ = run_cli(args, env, tmp)
+        verdict, line = classify(Case("fault", "raw", args, (str(raw), "changed after it was fetched")), proc)
+        if verdict != "clean error":
+            return "BAD", line
+    return "survived", "truncated raw file refused by train and fetch"
+
+
+def sigkill_faults(tmp: Path, kills: int, seed: int) -> list[tuple[str, str, str]]:
+    """SIGKILL a digits sweep at random moments (group, coordinator alone, one worker), then resume."""
+    import pandas as pd
+    import psutil
+
+    config = write(tmp / "kill.yaml", "name: k\nseeds: [0, 1, 2, 3]\ndatasets:\n"
+                                      "  digits: {sigma: [0.1, 0.3, 1, 3, 10], R: [32, 128]}\n")
+    sweep = [sys.executable, "-m", "rbrepro", "sweep", str(config), "-q", "--out"]
+    start = time.monotonic()
+    subprocess.run([*sweep, str(tmp / "clean")], check=True, capture_output=True, timeout=600)
+    clean_s = time.monotonic() - start
+    rng = np.random.default_rng(seed)
+    out, results = tmp / "killed", []
+    for i in range(kills):
+        target = ("group", "coordinator", "worker")[i % 3]
+        proc = subprocess.Popen([*sweep, str(out)], start_new_session=True, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        moment = rng.uniform(0.05, 0.9) * clean_s
+        time.sleep(moment)
+        if proc.poll() is None:
+            if target == "group":
+                os.killpg(proc.pid, signal.SIGKILL)
+            elif target == "worker" and (children := psutil.Process(proc.pid).children(recursive=True)):
+                children[int(rng.integers(len(children)))].send_signal(signal.SIGKILL)
+            else:
+                proc.send_signal(signal.SIGKILL)
+        try:
+            proc.wait(timeout=300)
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        results.append((f"SIGKILL {target} at {moment:.1f} s", ))
+    subprocess.run([*sweep, str(out)], check=True, capture_output=True, timeout=600)
+    cols = ["cell_key", "test_metric", "D", "cg_iterations"]
+    a = pd.read_csv(tmp / "clean" / "results.csv")[cols].sort_values("cell_key").reset_index(drop=True)
+    b = pd.read_csv(out / "results.csv")[cols].sort_values("cell_key").reset_index(drop=True)
+    same = len(a) == len(b) == 40 and a.equals(b) and not list((out / "cells").glob(".*.part"))
+    verdict = "survived" if same else "BAD"
+    note = "resume gave the uninterrupted CSV" if same else "resumed CSV differs from the uninterrupted run"
+    return [("fault", name, verdict, note) for (name,) in results]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kills", type=int, default=6, help="SIGKILLs of a sweep at random moments")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the kill moments")
+    args = parser.parse_args(argv)
+    tmp = Path(tempfile.mkdtemp(prefix="rbrepro-battery-"))
+    try:
+        cases = [*libsvm_cases(tmp), *csv_cases(tmp), *model_cases(tmp), *settings_cases(tmp), *fetch_cases(tmp)]
+        counts = {"clean error": 0, "correct": 0, "BAD": 0}
+        for case in cases:
+            proc, _ = run_cli(case.args, {"RBREPRO_DATA": str(tmp / "d"), **case.env}, tmp)
+            verdict, line = classify(case, proc)
+            counts[verdict] += 1
+            print(f"{verdict:12s} {case.group:12s} {case.name:42s} {line}", flush=True)
+        faults = []
+        if (SHARED / "MANIFEST.tsv").exists():
+            verdict, note = damaged_raw_fault(tmp)
+            faults.append(("fault", "raw file truncated after its verified fetch", verdict, note))
+        faults += sigkill_faults(tmp, args.kills, args.seed)
+        for group, name, verdict, note in faults:
+            print(f"{verdict:12s} {group:12s} {name:42s} {note}", flush=True)
+        survived = sum(v == "survived" for *_, v, _ in faults)
+        print()
+        print("| inputs tried | clean one-line errors | correct results | BAD (traceback, crash, hang, silent) "
+              "| faults injected | survived |")
+        print("|---|---|---|---|---|---|")
+        print(f"| {len(cases)} | {counts['clean error']} | {counts['correct']} | {counts['BAD']} | {len(faults)} "
+              f"| {survived} |")
+        return 1 if counts["BAD"] or survived < len(faults) else 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""Is a freshly transferred file what it claims to be? Checks run before its hash is trusted.
+
+A file fetched with no known hash (a mirror without a MANIFEST, a user's URL) has its
+sha256 recorded on first use and enforced afterwards, so a bad first copy would be
+trusted for good. Before that happens the bytes are sniffed: the compression suffix must
+match the magic bytes, the text must look like LIBSVM (or CSV) data and not a web page,
+and where the registry knows the file's row count, the data lines must number exactly that.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import re
+from pathlib import Path
+
+MAGIC = {".bz2": b"BZh", ".xz": b"\xfd7zXZ\x00", ".gz": b"\x1f\x8b"}
+_LIBSVM_LINE = re.compile(rb"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?(\s+(qid:\S+|\d+:\S+))*\s*(#.*)?$")
+_MARKUP = (b"<!doctype", b"<html", b"<head", b"<body", b"<?xml", b"<!--", b"<script", b"{")
+
+
+class ContentCheckError(ValueError):
+    """The bytes are not the data file they should be; the message says what they look like."""
+
+
+def _open(path: Path, suffix: str):
+    opener = {".bz2": bz2.open, ".xz": lzma.open, ".gz": gzip.open}.get(suffix, open)
+    return opener(path, "rb")
+
+
+def check_content(path: Path, name: str, fmt: str = "libsvm", expected_rows: int | None = None) -> int:
+    """Check the file at `path` (to be stored as `name`); returns its data-line count.
+
+    Raises ContentCheckError naming what is wrong: compression that does not match the
+    suffix, markup or binary junk, a first data line that is not LIBSVM, or a row count
+    that differs from the registry's.
+    """
+    suffix = Path(name).suffix.lower()
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+    magic = MAGIC.get(suffix)
+    if magic and not head.startswith(magic):
+        raise ContentCheckError(f"{name}: the bytes are not {suffix[1:]}-compressed (they start {head[:8]!r})")
+    rows, first = 0, None
+    try:
+        with _open(path, suffix) as fh:
+            for line in fh:
+                body = line.strip()
+                if not body or body.startswith(b"#"):
+                    continue
+                if first is None:
+                    first = body
+                    _check_first_line(first, name, fmt)
+                rows += 1
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise ContentCheckError(f"{name}: the compressed stream is damaged or cut short ({exc})") from None
+    if first is None:
+        raise ContentCheckError(f"{name}: the file holds no data lines")
+    if expected_rows is not None and rows != expected_rows:
+        raise ContentCheckError(f"{name}: {rows:,} data lines, but this file has {expected_rows:,} rows "
+                                "(a truncated or different file)")
+    return rows
+
+
+def _check_first_line(line: bytes, name: str, fmt: str) -> None:
+    lowered = line[:64].lower()
+    if lowered.startswith(_MARKUP) or b"\x00" in line[:4096]:
+        raise ContentCheckError(f"{name}: the bytes look like a web page or binary data, not {fmt} text "
+                                f"(first line starts {line[:40]!r})")
+    if fmt == "libsvm" and not _LIBSVM_LINE.match(line[:65536]):
+        raise ContentCheckError(f"{name}: the first data line is not LIBSVM 'label index:value ...' "
+                                f"(it starts {line[:40]!r})")
