@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 MIRROR ?= $(abspath ../shared/data/libsvm)
 DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 
-.PHONY: install demo test soak battery figures plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
+.PHONY: install demo test soak battery bench-layout bench-profile figures plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
 
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
@@ -21,7 +21,8 @@ help:
 	@echo "make soak         long fault-injection and property-test runs (not in CI)"
 	@echo "make battery      59 hostile inputs and 7 injected faults through the real CLI, with counts"
 	@echo "make bench        all benchmarks: bench-train (ijcnn1 train times), bench-parse (parser vs"
-	@echo "                  scikit-learn), bench-rcd (parallel RCD speedups, RB vs RF)"
+	@echo "                  scikit-learn), bench-rcd (parallel RCD speedups, RB vs RF), bench-layout (RB"
+	@echo "                  test lookup and id width), bench-profile (where the published runs' time goes)"
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -106,6 +107,12 @@ bench-tta: $(STAMP)
 bench-growth: $(STAMP)
 	$(BIN)/python -m bench.growth
 	$(BIN)/python -m bench.growth --targets
+
+bench-layout: $(STAMP)
+	$(DATA_ENV) $(BIN)/python -m bench.rb_layout
+
+bench-profile: $(STAMP)
+	$(BIN)/python -m bench.cost_profile
 
 bench-parse: $(STAMP)
 	$(BIN)/python -m bench.parse_throughput 1000000

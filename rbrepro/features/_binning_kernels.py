@@ -199,13 +199,19 @@ def build_lookup(uniq_flat, bin_offsets, table_offsets, table_keys, table_ids):
 
 @nb.njit(parallel=True, cache=True)
 def lookup_columns(keys, grid0, table_offsets, table_keys, table_ids, ids):
-    """Global column id of each key of grids grid0.. (or -1 for a bin unseen in training)."""
+    """Global column id of each key of grids grid0.. (or -1 for a bin unseen in training).
+
+    Grid-major: each thread takes whole grids and probes one grid's table for every row, so
+    the table (about 2 D_r slots) stays in cache and keys/ids stream in order. (Row-major
+    probing touches R different tables per row and misses cache on nearly every probe: it
+    made predicting ijcnn1's test set at R = 4375 2-3x slower than binning it.)
+    """
     n_grids, n = keys.shape
-    for i in nb.prange(n):
-        for k in range(n_grids):
-            r = grid0 + k
-            t0 = table_offsets[r]
-            mask = table_offsets[r + 1] - t0 - 1
+    for k in nb.prange(n_grids):
+        r = grid0 + k
+        t0 = table_offsets[r]
+        mask = table_offsets[r + 1] - t0 - 1
+        for i in range(n):
             key = keys[k, i]
             s = _slot(key, mask)
             found = _EMPTY
