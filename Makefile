@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 MIRROR ?= $(abspath ../shared/data/libsvm)
 DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 
-.PHONY: install demo test soak battery bench-layout bench-profile figures plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
+.PHONY: install demo test soak battery bench-authors bench-layout bench-profile figures plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
 
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
@@ -107,6 +107,11 @@ bench-tta: $(STAMP)
 bench-growth: $(STAMP)
 	$(BIN)/python -m bench.growth
 	$(BIN)/python -m bench.growth --targets
+
+# RB against the authors' C++, built from a checkout you point to (AUTHORS=path/to/RandomBinning);
+# needs g++, libopenblas-dev and gfortran. Skips with a message without AUTHORS.
+bench-authors: $(STAMP)
+	$(DATA_ENV) RBREPRO_AUTHORS_CHECKOUT="$(AUTHORS)" $(BIN)/python -m bench.authors
 
 bench-layout: $(STAMP)
 	$(DATA_ENV) $(BIN)/python -m bench.rb_layout

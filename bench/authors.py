@@ -1,0 +1,121 @@
+"""Benchmark: RB on ijcnn1 against the authors' own C++ (teddylfwu/RandomBinning), in one run.
+
+    python -m bench.authors --checkout PATH [--R 256] [--threads N] [--repeats 3]
+    (or RBREPRO_AUTHORS_CHECKOUT=PATH; `make bench-authors AUTHORS=PATH`)
+
+Builds `codes_KRR_randbin/KRR_OneVsAll_RandBin.cpp` from the checkout you point to, with
+-O3 -fopenmp -DUSE_OPENMP -DUSE_OPENBLAS, linked -no-pie against their prebuilt
+lib/libcmatrix.a and the system OpenBLAS and gfortran (Debian: libopenblas-dev gfortran),
+into build/authors/ (ignored by git; this project never contains their code). Then it
+trains both on ijcnn1 at the same settings — R grids, sigma 1.58 (both draw the bin widths
+from Gamma(2, 1/sigma)), lambda 0.01, 50 CG iterations, the same number of threads — and
+prints each train time (theirs: the first number after `time =` on their OneVsAll line;
+ours: featurize + solve, the same span) with the ratio. Without a checkout it says so and
+exits 0. Needs the mirror: RBREPRO_MIRROR=../shared/data/libsvm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+
+from bench.record import record
+
+BUILD = Path("build") / "authors"
+SOURCE = Path("codes_KRR_randbin") / "KRR_OneVsAll_RandBin.cpp"
+LINE = re.compile(r"OneVsAll\. r = (\d+), D = (\d+), param = \S+ \S+, perf = ([\d.]+), time = ([\d.eE+-]+)")
+
+
+def build(checkout: Path) -> Path:
+    """Compile the authors' RB program from `checkout`; returns the executable."""
+    src = checkout / SOURCE
+    if not src.exists():
+        raise SystemExit(f"{checkout}: no {SOURCE} (is this a checkout of teddylfwu/RandomBinning?)")
+    if not shutil.which("g++"):
+        raise SystemExit("g++ is needed to build the authors' code (Debian: apt-get install g++)")
+    exe = BUILD / "KRR_OneVsAll_RandBin"
+    BUILD.mkdir(parents=True, exist_ok=True)
+    code = src.parent
+    cmd = ["g++", "-std=c++11", "-O3", "-fopenmp", "-DUSE_OPENMP", "-DUSE_OPENBLAS", f"-I{code / 'include'}",
+           str(src), "-no-pie", f"-L{code / 'lib'}", "-lcmatrix", "-lopenblas", "-lgfortran", "-lgomp",
+           "-lpthread", "-lm", "-lrt", "-o", str(exe)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit("building the authors' code failed (needs libopenblas-dev and gfortran):\n"
+                         + proc.stderr[-2000:])
+    return exe
+
+
+def text_file(raw: Path, dest: Path) -> Path:
+    """Their reader takes plain LIBSVM text: decompress the verified raw file once."""
+    if not dest.exists():
+        with bz2.open(raw, "rb") as src, open(dest.with_suffix(".part"), "wb") as out:
+            shutil.copyfileobj(src, out)
+        dest.with_suffix(".part").replace(dest)
+    return dest
+
+
+def run_theirs(exe: Path, train: Path, test: Path, R: int, sigma: float, lam: float, threads: int) -> dict:
+    args = [str(exe), str(threads), str(train), str(test), "2", "22", str(R), "1", str(lam), "1", str(sigma),
+            "50", "1e-3", "0"]
+    proc = subprocess.run(args, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": str(threads)})
+    match = LINE.search(proc.stdout)
+    if proc.returncode != 0 or not match:
+        raise SystemExit(f"the authors' program failed (exit {proc.returncode}):\n{proc.stdout[-1500:]}{proc.stderr}")
+    return {"train_s": float(match.group(4)), "accuracy": float(match.group(3)), "D": int(match.group(2))}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkout", type=Path, default=os.environ.get("RBREPRO_AUTHORS_CHECKOUT") or None,
+                        help="a checkout of github.com/teddylfwu/RandomBinning")
+    parser.add_argument("--R", type=int, default=256)
+    parser.add_argument("--sigma", type=float, default=1.58)
+    parser.add_argument("--lam", type=float, default=0.01)
+    parser.add_argument("--threads", type=int, default=numba.config.NUMBA_NUM_THREADS)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    if not args.checkout:
+        print("bench.authors: skipped: no checkout of the authors' code given (--checkout PATH, "
+              "RBREPRO_AUTHORS_CHECKOUT, or make bench-authors AUTHORS=PATH; "
+              "git clone https://github.com/teddylfwu/RandomBinning)")
+        return 0
+    exe = build(Path(args.checkout).expanduser().resolve())
+
+    from rbrepro.data.load import data_dir, load_dataset
+    from rbrepro.models.cell import CellParams, run_cell
+
+    data = load_dataset("ijcnn1", progress=False)
+    raw = data_dir() / "raw" / "binary"
+    train = text_file(raw / "ijcnn1.tr.bz2", BUILD / "ijcnn1.train")
+    test = text_file(raw / "ijcnn1.t.bz2", BUILD / "ijcnn1.test")
+    numba.set_num_threads(args.threads)
+    params = CellParams("ijcnn1", sigma=args.sigma, R=args.R, lam=args.lam, threads=args.threads)
+    run_cell(params, data)  # warm: compiled kernels and page cache, as their second run would have
+    ours, theirs = [], []
+    for _ in range(args.repeats):  # interleaved, so both see the same machine load
+        theirs.append(run_theirs(exe, train, test, args.R, args.sigma, args.lam, args.threads))
+        ours.append(run_cell(params, data))
+    best_ours = min(ours, key=lambda r: r["train_s"])
+    best_theirs = min(theirs, key=lambda r: r["train_s"])
+    print(f"ijcnn1 R={args.R} sigma={args.sigma} lam={args.lam}, {args.threads} threads, best of {args.repeats}:")
+    print(f"  authors' C++: train {best_theirs['train_s']:.3f} s, test accuracy {best_theirs['accuracy']:.2f} %, "
+          f"D {best_theirs['D']}")
+    print(f"  rbrepro:      train {best_ours['train_s']:.3f} s (featurize {best_ours['featurize_s']:.3f} + solve "
+          f"{best_ours['solve_s']:.3f}), test accuracy {best_ours['test_metric']:.2f} %, D {best_ours['D']}, "
+          f"{best_ours['cg_iterations']} CG iterations")
+    record("authors", f"ijcnn1 R={args.R} train, rbrepro", best_ours["train_s"], best_theirs["train_s"],
+           "authors' C++ (same run)", note=f"{args.threads} threads, sigma {args.sigma}, lam {args.lam}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
