@@ -407,6 +407,20 @@ def dask_cell_task(key: str, *args) -> dict:
     return row
 
 
+def _worker_deaths(client, task_key: str) -> int:
+    """How many workers died while running this task, as the scheduler counts them (its
+    `suspicious` count): the authoritative rerun count, where start events may arrive late
+    or never from a worker killed mid-cell. 0 if the scheduler cannot be asked."""
+    def count(dask_scheduler=None, key=task_key):  # runs on the scheduler (pickled by value)
+        task = dask_scheduler.tasks.get(key)
+        return int(task.suspicious) if task is not None else 0
+
+    try:
+        return int(client.run_on_scheduler(count))
+    except Exception:  # noqa: BLE001 - an older scheduler or one that refuses remote calls
+        return 0
+
+
 class DaskBackend:
     """Cells as tasks on a dask.distributed cluster (a scheduler address, or a local cluster),
     under the same admission rules as local runs: at most one task per worker thread, memory
@@ -501,7 +515,8 @@ class DaskBackend:
                     # a row from another worker than the cell's first start is a rerun, even when the
                     # rerun's start event has not reached us yet
                     ran_on = {w for w in (*starts.get(key, ()), row.get("dask_worker")) if w}
-                    row["attempts"] = max(attempts.get(key, 0) + 1, len(starts.get(key, ())), len(ran_on))
+                    row["attempts"] = max(attempts.get(key, 0) + 1, len(starts.get(key, ())), len(ran_on),
+                                          1 + _worker_deaths(client, fut.key))
                     on_row(key, row)
         finally:
             with contextlib.suppress(Exception):
