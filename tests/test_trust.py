@@ -275,3 +275,20 @@ def test_a_user_dataset_not_supplied_is_named_unavailable_not_run_as_failed_cell
     frame = pd.read_csv(out / "results.csv")
     assert frame["dataset"].tolist() == ["digits"] and (frame["status"] == "ok").all()
     assert "census" in json.loads((out / "unavailable.json").read_text())
+
+
+def test_failed_cells_of_a_dataset_that_is_now_unavailable_leave_the_csv(tmp_path):
+    """Cells recorded as failed before a dataset was known to be unavailable (an older run) stay on
+    disk but are not rows of the results: the rerun names the dataset once instead."""
+    cfg = parse_config("name: u\nfigure: fig3\ndatasets:\n  digits: {sigma: [0.3], R: [8]}\n"
+                       "  census: {sigma: [1], R: [8]}\n", "u.yaml")
+    out = tmp_path / "res"
+    run_sweep(cfg, out, data_path=tmp_path / "data", backend=LocalBackend(1))
+    census = next(c for c in cfg.cells({}) if c.dataset == "census")
+    fake = {**json.loads(next((out / "cells").glob("*.json")).read_text()), "dataset": "census",
+            "status": "failed", "error": "FileNotFoundError: census ..."}
+    # as an older version left it: keyed by the fingerprint it gave a dataset it could not fetch
+    (out / "cells" / f"{cell_key(census, 'unavailable')}.json").write_text(json.dumps(fake))
+    counts = run_sweep(cfg, out, data_path=tmp_path / "data", backend=LocalBackend(1))
+    frame = pd.read_csv(out / "results.csv")
+    assert frame["dataset"].tolist() == ["digits"] and list(counts["unavailable"]) == ["census"]

@@ -631,7 +631,8 @@ def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams] | None = N
         if config.selection is not None and config.selection.on == "test":  # the test grid just ran: its rows choose
             chosen = _chosen_sigma(config, out, fingerprints, reuse_stale)
             sigma_of = {k: v[0] for k, v in chosen.items()}
-        config_cells = [*selection_cells, *config.cells(sigma_of), *(cells or [])]
+        config_cells = [c for c in (*selection_cells, *config.cells(sigma_of), *(cells or []))
+                        if c.dataset not in unavailable]  # cells of a dataset gone since are not results
         keys = [s.key for s in cell_states(config_cells, out, fingerprints, reuse_stale, limit)]
         _, counts["aside"] = assemble_csv(out, keys, lambda frame: annotate(frame, config, chosen))
         counts.pop("keys", None)
