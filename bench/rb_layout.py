@@ -39,18 +39,7 @@ def lookup_row_major(keys, grid0, table_offsets, table_keys, table_ids, ids):
             r = grid0 + k
             t0 = table_offsets[r]
             mask = table_offsets[r + 1] - t0 - 1
-            key = keys[k, i]
-            s = bk._slot(key, mask)
-            found = -1
-            while True:
-                c = table_ids[t0 + s]
-                if c == -1:
-                    break
-                if table_keys[t0 + s] == key:
-                    found = c
-                    break
-                s = (s + 1) & mask
-            ids[r, i] = found
+            ids[r, i] = bk.find_column(keys[k, i], t0, mask, table_keys, table_ids)
 
 
 @nb.njit(parallel=True, cache=True)

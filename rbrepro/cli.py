@@ -124,18 +124,27 @@ def _fail(message: str, code: int = 2):
     raise typer.Exit(code)
 
 
-def _positive_finite(value):
-    """Option callback: a positive finite number (sigma), named by the option on error."""
-    if value is not None and not (math.isfinite(value) and value > 0):
-        raise typer.BadParameter(f"expected a positive finite number, got {value}")
-    return value
+def _validated(check):
+    """An option callback running one of the library's validators (features.params), so the
+    CLI refuses exactly what the estimators refuse, with the option named by click."""
+    def callback(value):
+        if value is not None:
+            try:
+                check(value)
+            except ValueError as exc:
+                raise typer.BadParameter(str(exc)) from None
+        return value
+    return callback
 
 
-def _nonnegative_finite(value):
-    """Option callback: a finite number >= 0 (lambda), named by the option on error."""
-    if value is not None and not (math.isfinite(value) and value >= 0):
-        raise typer.BadParameter(f"expected a finite number >= 0, got {value}")
-    return value
+def _check_sigma(value):
+    from rbrepro.features.params import check_sigma
+    check_sigma(value)
+
+
+def _check_lam(value):
+    from rbrepro.features.params import check_nonnegative
+    check_nonnegative("lam", value)
 
 
 def _expected_message(exc: BaseException) -> str | None:
@@ -295,7 +304,7 @@ def featurize(
     method: FeatureMethod = typer.Option(FeatureMethod.rb, "--method", help="Feature map: rb, rf or nystrom."),
     R: int = typer.Option(256, "--R", "-R", min=1, help="rb: random grids (non-zeros per row); rf: features; "
                                                          "nystrom: landmarks."),
-    sigma: float = typer.Option(1.0, "--sigma", callback=_positive_finite, help="Inverse kernel width sigma (> 0)."),
+    sigma: float = typer.Option(1.0, "--sigma", callback=_validated(_check_sigma), help="Inverse kernel width sigma (> 0)."),
     kernel: Kernel = typer.Option(Kernel.l1, "--kernel", help=KERNEL_HELP),
     seed: int = typer.Option(0, "--seed", help="Seed of the grid / frequency / landmark draw."),
     threads: int = typer.Option(0, "--threads", min=0, help="numba threads (0 = all cores)."),
@@ -368,10 +377,10 @@ def train(
                                        "block-diagonal kernel), exact (exact kernel)."),
     R: int = typer.Option(256, "--R", "-R", min=1,
                           help="rb: grids; rf: features; nystrom: landmarks; block: leaf size; exact: unused."),
-    sigma: float = typer.Option(1.0, "--sigma", callback=_positive_finite, help="Inverse kernel width sigma (> 0)."),
+    sigma: float = typer.Option(1.0, "--sigma", callback=_validated(_check_sigma), help="Inverse kernel width sigma (> 0)."),
     kernel: Kernel = typer.Option(Kernel.l1, "--kernel", help=KERNEL_HELP),
     scaling: Scaling = typer.Option(Scaling.default, "--scaling", help=SCALING_HELP),
-    lam: Optional[float] = typer.Option(None, "--lam", callback=_nonnegative_finite, help="Ridge lambda [default: the dataset's, usually 0.01]."),
+    lam: Optional[float] = typer.Option(None, "--lam", callback=_validated(_check_lam), help="Ridge lambda [default: the dataset's, usually 0.01]."),
     solver: Solver = typer.Option(Solver.default, "--solver",
                                   help="default (rb: cg; rf, nystrom: direct; block, exact: Cholesky), cg, pcg "
                                        "(CG with a Jacobi preconditioner), direct, or rcd (L1-regularized "

@@ -9,8 +9,6 @@ and where the registry knows the file's row count, the data lines must number ex
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import lzma
 import re
 from pathlib import Path
@@ -24,11 +22,6 @@ class ContentCheckError(ValueError):
     """The bytes are not the data file they should be; the message says what they look like."""
 
 
-def _open(path: Path, suffix: str):
-    opener = {".bz2": bz2.open, ".xz": lzma.open, ".gz": gzip.open}.get(suffix, open)
-    return opener(path, "rb")
-
-
 def check_content(path: Path, name: str, fmt: str = "libsvm", expected_rows: int | None = None) -> int:
     """Check the file at `path` (to be stored as `name`); returns its data-line count.
 
@@ -36,6 +29,8 @@ def check_content(path: Path, name: str, fmt: str = "libsvm", expected_rows: int
     suffix, markup or binary junk, a first data line that is not LIBSVM, or a row count
     that differs from the registry's.
     """
+    from rbrepro.data.libsvm import open_text  # not at the top: libsvm imports fetch, which imports us
+
     suffix = Path(name).suffix.lower()
     with open(path, "rb") as fh:
         head = fh.read(8)
@@ -44,7 +39,7 @@ def check_content(path: Path, name: str, fmt: str = "libsvm", expected_rows: int
         raise ContentCheckError(f"{name}: the bytes are not {suffix[1:]}-compressed (they start {head[:8]!r})")
     rows, first = 0, None
     try:
-        with _open(path, suffix) as fh:
+        with open_text(path, suffix) as fh:
             for line in fh:
                 body = line.strip()
                 if not body or body.startswith(b"#"):

@@ -171,20 +171,30 @@ class HashLock:
     def get(self, key: str) -> str | None:
         return self._read().get(key)
 
-    def forget(self, keys) -> list[str]:
-        """Drop the recorded hashes of `keys`; returns those that were there."""
+    def _update(self, change) -> None:
+        """Apply change(hashes) under the lock file's lock; write the file atomically if it says it changed."""
         with file_lock(self.path.with_name(self.path.name + ".lock")):
             hashes = self._read()
-            dropped = [k for k in keys if hashes.pop(k, None) is not None]
-            if dropped:
+            if change(hashes):
                 write_text_atomic(self.path, json.dumps(hashes, indent=1, sort_keys=True) + "\n")
+
+    def forget(self, keys) -> list[str]:
+        """Drop the recorded hashes of `keys`; returns those that were there."""
+        dropped: list[str] = []
+
+        def drop(hashes):
+            dropped.extend(k for k in keys if hashes.pop(k, None) is not None)
+            return dropped
+
+        self._update(drop)
         return dropped
 
     def record(self, key: str, digest: str) -> None:
-        with file_lock(self.path.with_name(self.path.name + ".lock")):
-            hashes = self._read()
+        def put(hashes):
             hashes[key] = digest
-            write_text_atomic(self.path, json.dumps(hashes, indent=1, sort_keys=True) + "\n")
+            return True
+
+        self._update(put)
 
 
 @contextlib.contextmanager

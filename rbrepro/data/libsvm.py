@@ -40,9 +40,10 @@ class Parsed:
     y: np.ndarray
 
 
-def open_text(path: Path):
-    """A binary file object that decompresses by suffix."""
-    suffix = path.suffix.lower()
+def open_text(path: Path, suffix: str | None = None):
+    """A binary file object that decompresses by suffix (path's own, or `suffix` for a file
+    still named `.part`)."""
+    suffix = (suffix or Path(path).suffix).lower()
     if suffix == ".bz2":
         return bz2.open(path, "rb")
     if suffix == ".xz":

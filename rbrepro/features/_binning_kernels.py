@@ -197,6 +197,17 @@ def build_lookup(uniq_flat, bin_offsets, table_offsets, table_keys, table_ids):
             table_ids[t0 + s] = c
 
 
+@nb.njit(cache=True, inline="always")
+def find_column(key, t0, mask, table_keys, table_ids):
+    """The column of `key` in the open-addressing table at table_keys[t0:t0+mask+1], or -1."""
+    s = _slot(key, mask)
+    while True:
+        c = table_ids[t0 + s]
+        if c == _EMPTY or table_keys[t0 + s] == key:
+            return c
+        s = (s + 1) & mask
+
+
 @nb.njit(parallel=True, cache=True)
 def lookup_columns(keys, grid0, table_offsets, table_keys, table_ids, ids):
     """Global column id of each key of grids grid0.. (or -1 for a bin unseen in training).
@@ -212,18 +223,7 @@ def lookup_columns(keys, grid0, table_offsets, table_keys, table_ids, ids):
         t0 = table_offsets[r]
         mask = table_offsets[r + 1] - t0 - 1
         for i in range(n):
-            key = keys[k, i]
-            s = _slot(key, mask)
-            found = _EMPTY
-            while True:
-                c = table_ids[t0 + s]
-                if c == _EMPTY:
-                    break
-                if table_keys[t0 + s] == key:
-                    found = c
-                    break
-                s = (s + 1) & mask
-            ids[r, i] = found
+            ids[r, i] = find_column(keys[k, i], t0, mask, table_keys, table_ids)
 
 
 @nb.njit(parallel=True, cache=True)
