@@ -3,7 +3,11 @@ in the same process.
 
 1. Test-set lookup (predict): the library's grid-major probe (one grid's hash table at a time,
    in cache) against the row-major probe it replaced (R tables touched per row).
-2. CG mat-vecs: the library's int32 global column ids against uint16 local ids plus a per-grid
+2. Gather (Z w): the library's kernel, which sums GRID_GROUP grids in a register before
+   updating each row, against one grid at a time (the kernel before).
+3. One CG step (Z^T Z + lam I) p with its updates: the library's fused scatter and numba
+   updates (`ridge_cg`) against gather, scatter and numpy's vector operations (before).
+4. CG mat-vecs: the library's int32 global column ids against uint16 local ids plus a per-grid
    offset (half the bytes per entry), for gather (Z w) and scatter (Z^T v).
 
     python -m bench.rb_layout [R ...]      (default R = 256 1093 4375)
@@ -25,6 +29,7 @@ from rbrepro.features import RandomBinningFeatures
 from rbrepro.features import _binning_kernels as bk
 from rbrepro.features import _matvec_kernels as mk
 from rbrepro.features.random_binning import _grid_batches
+from rbrepro.solvers import ridge_cg
 
 ROW_BLOCK = mk.ROW_BLOCK
 UNSEEN16 = 0xFFFF
@@ -72,6 +77,42 @@ def scatter_u16(local, v, offsets, out):
                 out[base + c] += v[i]
 
 
+@nb.njit(parallel=True, cache=True)
+def gather_one_grid(ids, w, out):
+    """The gather before: out[i] updated once per grid."""
+    n_grids, n = ids.shape
+    n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    for b in nb.prange(n_blocks):
+        lo = b * ROW_BLOCK
+        hi = min(n, lo + ROW_BLOCK)
+        for i in range(lo, hi):
+            out[i] = 0.0
+        for r in range(n_grids):
+            for i in range(lo, hi):
+                col = ids[r, i]
+                if col >= 0:
+                    out[i] += w[col]
+
+
+def cg_numpy(Z, lam, maxit):
+    """The CG loop before (one target): matvec, rmatvec and numpy's vector updates."""
+    B = Z.rmatvec(np.ones(Z.n_rows))
+    W, Rk = np.zeros_like(B), B.copy()
+    P = Rk.copy()
+    rr = Rk @ Rk
+    for _ in range(maxit):
+        AP = Z.rmatvec(Z.matvec(P))
+        AP += lam * P
+        alpha = rr / (P @ AP)
+        W += alpha * P
+        Rk -= alpha * AP
+        rr_new = Rk @ Rk
+        P *= rr_new / rr
+        P += Rk
+        rr = rr_new
+    return W
+
+
 def best_of(fn, *args, repeats=5):
     fn(*args)  # compiled or loaded from the cache outside the timing
     best = float("inf")
@@ -106,6 +147,20 @@ def main(argv):
         assert np.array_equal(ids_new, ids_old)
         record("rb_layout", f"R={R} test lookup, grid-major", t_new, t_old, "row-major (before)",
                note=f"{data.X_test.shape[0]} rows, D={Z.n_columns}")
+        w = np.random.default_rng(0).random(Z.n_columns)
+        g_new, g_old = np.empty(Z.n_rows), np.empty(Z.n_rows)
+        t_new = best_of(mk.gather_vector, Z.ids, w, g_new)
+        t_old = best_of(gather_one_grid, Z.ids, w, g_old)
+        assert np.allclose(g_new, g_old)
+        record("rb_layout", f"R={R} gather, grids in groups of {mk.GRID_GROUP}", t_new, t_old,
+               "one grid at a time (before)")
+        maxit = 10
+        t_new = best_of(lambda: ridge_cg(Z, np.ones(Z.n_rows), 0.01, maxit=maxit, tol=1e-30), repeats=3)
+        t_old = best_of(lambda: cg_numpy(Z, 0.01, maxit), repeats=3)
+        assert np.allclose(ridge_cg(Z, np.ones(Z.n_rows), 0.01, maxit=maxit, tol=1e-30).coef[:, 0],
+                           cg_numpy(Z, 0.01, maxit), rtol=1e-6, atol=1e-9)
+        record("rb_layout", f"R={R} {maxit} CG iterations, fused scatter + numba updates", t_new, t_old,
+               "matvec, rmatvec and numpy updates (before)")
         if np.max(np.diff(Z.offsets)) >= UNSEEN16:
             print(f"R={R}: a grid has >= 65535 bins; uint16 local ids do not apply")
             continue

@@ -76,8 +76,9 @@ def test_grid_batches_do_not_change_the_result(X, monkeypatch):
 
 
 @pytest.mark.parametrize("n_cols", [1, 3])
-def test_gather_and_scatter_match_dense_products(X, n_cols):
-    rb, Z = _fit(X)
+@pytest.mark.parametrize("R", [12, 13])  # 13: the gather's groups of four grids leave one over
+def test_gather_and_scatter_match_dense_products(X, n_cols, R):
+    rb, Z = _fit(X, R=R)
     rng = np.random.default_rng(2)
     dense = ref.dense_features(Z.ids, Z.n_columns)
     W = rng.standard_normal((Z.n_columns, n_cols))
@@ -90,6 +91,35 @@ def test_gather_and_scatter_match_dense_products(X, n_cols):
     dense_t = ref.dense_features(Zt.ids, Zt.n_columns)
     np.testing.assert_allclose(Zt.matvec(W), dense_t @ W, atol=1e-12)
     np.testing.assert_allclose(Zt.rmatvec(V[:60]), dense_t.T @ V[:60], atol=1e-12)
+
+
+@pytest.mark.parametrize("n_cols", [1, 3])
+def test_gram_apply_matches_dense_normal_operator(X, n_cols):
+    """The fused CG operator (Z^T Z + lam I) P and its P^T A P against dense products."""
+    _, Z = _fit(X, R=13)
+    dense = ref.dense_features(Z.ids, Z.n_columns)  # includes the 1/sqrt(R) scale
+    P = np.random.default_rng(4).standard_normal((Z.n_columns, n_cols))
+    AP, pAp = Z.gram_apply(P, 0.3)
+    expected = dense.T @ (dense @ P) + 0.3 * P
+    np.testing.assert_allclose(AP, expected, atol=1e-12)
+    np.testing.assert_allclose(pAp, np.einsum("ij,ij->j", P, expected), rtol=1e-12)
+
+
+def test_cg_update_kernels_match_numpy():
+    from rbrepro.solvers import _cg_kernels as k
+
+    rng = np.random.default_rng(5)
+    W, Rk, P, AP = (rng.standard_normal((40000, 3)) for _ in range(4))  # several row blocks
+    alpha, beta = rng.random(3), rng.random(3)
+    W2, Rk2, P2 = W.copy(), Rk.copy(), P.copy()
+    rr = np.empty(3)
+    k.step(W, Rk, P, AP, alpha, rr)
+    np.testing.assert_allclose(rr, k.reference_step(W2, Rk2, P2, AP, alpha), rtol=1e-12)
+    np.testing.assert_allclose(W, W2)
+    np.testing.assert_allclose(Rk, Rk2)
+    k.direction(P, Rk, beta)
+    k.reference_direction(P2, Rk2, beta)
+    np.testing.assert_allclose(P, P2)
 
 
 def test_csr_export_equals_reference(X):

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rbrepro.solvers._cg_kernels import direction, step
+
 MAXIT = 50
 TOL = 1e-3
 
@@ -34,6 +36,16 @@ def gram_diagonal(Z) -> np.ndarray:
         return Z.rmatvec(np.ones(Z.shape[0])) * Z.scale
     M = Z.Z if hasattr(Z, "Z") else Z
     return np.einsum("ij,ij->j", M, M, dtype=np.float64)
+
+
+def apply_normal(Z, P: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """(Z^T Z + lam I) P and per-column P^T (Z^T Z + lam I) P: Z's fused `gram_apply` where it has
+    one (Random Binning), else a matvec and an rmatvec."""
+    if hasattr(Z, "gram_apply"):
+        return Z.gram_apply(P, lam)
+    AP = Z.rmatvec(Z.matvec(P))
+    AP += lam * P
+    return AP, np.einsum("ij,ij->j", P, AP)
 
 
 def ridge_cg(Z, Y: np.ndarray, lam: float, maxit: int = MAXIT, tol: float = TOL,
@@ -63,19 +75,16 @@ def ridge_cg(Z, Y: np.ndarray, lam: float, maxit: int = MAXIT, tol: float = TOL,
     bnorm[bnorm == 0] = 1.0
     active = np.sqrt(rr) > tol * bnorm
     it = 0
+    rr_new = np.empty(C)
     while it < maxit and active.any():
-        AP = Z.rmatvec(Z.matvec(P))
-        AP += lam * P
-        pAp = np.einsum("ij,ij->j", P, AP)
+        AP, pAp = apply_normal(Z, P, lam)
         alpha = np.where(active & (pAp > 0), rz / np.where(pAp > 0, pAp, 1.0), 0.0)
-        W += alpha * P
-        Rk -= alpha * AP
+        step(W, Rk, P, AP, alpha, rr_new)  # W += alpha P; Rk -= alpha AP; rr_new = |Rk|^2
         Zk = Rk * inv_diag if jacobi else Rk
-        rz_new = np.einsum("ij,ij->j", Rk, Zk)
-        rr = np.where(active, np.einsum("ij,ij->j", Rk, Rk), rr)
+        rz_new = np.einsum("ij,ij->j", Rk, Zk) if jacobi else rr_new.copy()
+        rr = np.where(active, rr_new, rr)
         beta = np.where(active, rz_new / np.where(rz > 0, rz, 1.0), 0.0)
-        P *= beta
-        P += Zk
+        direction(P, Zk, beta)  # P = Zk + beta P
         rz = np.where(active, rz_new, rz)
         it += 1
         active &= np.sqrt(rr) > tol * bnorm
