@@ -556,6 +556,11 @@ def sweep(
     reuse_stale: bool = typer.Option(False, "--reuse-stale",
                                      help="Take finished cells of older code or other data as done (never the "
                                           "default: their keys differ, so they are normally kept aside)."),
+    reuse_from: List[Path] = typer.Option([], "--reuse-from",
+                                          help="Another sweep's results folder (repeatable): its finished cells "
+                                               "with the same key (same parameters, data and algorithms) are "
+                                               "taken instead of run again, marked reused_from. An exclusive "
+                                               "config takes only cells that were run exclusively."),
     worker_timeout: float = typer.Option(60.0, "--worker-timeout", min=1.0,
                                          help="With --scheduler: seconds to wait for a first dask worker."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells and which are done; run nothing."),
@@ -607,6 +612,9 @@ def sweep(
         _fail(f"the filters select no cell of {config}")
     if memory_limit is not None and memory_limit <= 0:
         _fail(f"--memory-limit {memory_limit:g}: expected a positive number of GB")
+    for source in reuse_from:
+        if not source.is_dir():
+            _fail(f"--reuse-from {source}: no such results folder")
     if dry_run:
         unavailable: dict = {}
         prints = _guard(lambda: fingerprints_for(cfg, grid_cells, data_dir, mirror, unavailable))
@@ -657,7 +665,7 @@ def sweep(
         try:
             counts = _guard(lambda: run_sweep(cfg, out_dir, None, data_dir, mirror, backend=backend,
                                               on_progress=progress, narrow=narrow, reuse_stale=reuse_stale,
-                                              memory_limit_gb=memory_limit))
+                                              memory_limit_gb=memory_limit, reuse_from=reuse_from))
         except KeyboardInterrupt as exc:
             signum = exc.args[0] if exc.args and isinstance(exc.args[0], int) else signal.SIGINT
             bar.stop()
@@ -670,8 +678,10 @@ def sweep(
         if counts["aside"] else ""
     for name, why in sorted(counts.get("unavailable", {}).items()):
         typer.echo(f"{name}: not available here, no cells run: {why}")
-    typer.echo(f"{cfg.name}: {counts['done']}/{counts['total']} cells done ({counts['ran']} run now, "
-               f"{counts['total'] - counts['ran']} already done), {counts['failed']} failed, {counts['skipped']} "
+    n_reused = counts.get("reused", 0)
+    reused = f", {n_reused} taken from --reuse-from" if n_reused else ""
+    typer.echo(f"{cfg.name}: {counts['done']}/{counts['total']} cells done ({counts['ran']} run now{reused}, "
+               f"{counts['total'] - counts['ran'] - n_reused} already done), {counts['failed']} failed, {counts['skipped']} "
                f"skipped by the memory guard -> {out_dir / 'results.csv'}{aside}")
     if counts["failed"]:
         raise typer.Exit(1)

@@ -64,6 +64,11 @@ def test_fetch_sweep_resume_plot_round_trip(http_mirror, tmp_path, env):
         assert column in final
     dry = rbrepro("sweep", config, "--out", results, "--dry-run", env_extra=env).stdout
     assert "3 cells, 3 done, 0 failed, 0 to run" in dry
+    # a second folder takes the same cells from the first instead of running them
+    out = rbrepro("sweep", config, "--out", tmp_path / "again", "--reuse-from", results, "-q", env_extra=env).stdout
+    assert "3/3 cells done (0 run now, 3 taken from --reuse-from, 0 already done)" in out
+    again = pd.read_csv(tmp_path / "again" / "results.csv").merge(final, on="cell_key", suffixes=("", "_first"))
+    assert len(again) == 3 and (again["test_metric"] == again["test_metric_first"]).all()
     assert (results / "config.resolved.yaml").exists()
     paths = rbrepro("plot", "fig3", results, "--out", tmp_path / "fig" / "fig3").stdout.split()
     assert [p.rsplit(".", 1)[1] for p in paths] == ["png", "pdf"]
@@ -100,6 +105,9 @@ def test_errors_are_one_line_with_exit_status_2(tmp_path, env):
     assert proc.returncode == 2 and f"{bad}:3: datasets.ijcnn1.R[0]" in proc.stderr
     proc = rbrepro("plot", "fig3", tmp_path / "nothing", env_extra=env, check=False)
     assert proc.returncode == 2 and "no results CSV" in proc.stderr
+    bad.with_name("ok.yaml").write_text("name: x\ndatasets:\n  ijcnn1: {sigma: [1], R: [8]}\n")
+    proc = rbrepro("sweep", bad.with_name("ok.yaml"), "--reuse-from", tmp_path / "nowhere", env_extra=env, check=False)
+    assert proc.returncode == 2 and f"--reuse-from {tmp_path / 'nowhere'}: no such results folder" in proc.stderr
 
 
 def test_a_second_sweep_on_the_same_folder_refuses(tmp_path, env):

@@ -126,6 +126,30 @@ def test_a_fair_sweep_chooses_the_same_whatever_the_test_labels(tmp_path):
     assert chosen[0][2] != chosen[1][2]  # the test labels did change what is reported
 
 
+def test_reuse_from_takes_the_same_cells_of_another_sweep_and_runs_the_rest(tmp_path):
+    """Cells with the same key in another sweep's folder are taken, not run (and say so); an
+    exclusive sweep takes only cells that were themselves run exclusively."""
+    grid = "datasets:\n  digits: {sigma: [0.3, 3], R: [8]}\n"
+    first = parse_config(f"name: a\nmethods: [rb]\n{grid}", "a.yaml")
+    counts_a = run_sweep(first, tmp_path / "a", backend=LocalBackend(2))
+    assert counts_a["ran"] == 2 and counts_a["reused"] == 0
+    second = parse_config(f"name: b\nmethods: [rb, rf]\n{grid}", "b.yaml")
+    counts_b = run_sweep(second, tmp_path / "b", backend=LocalBackend(2), reuse_from=[tmp_path / "a"])
+    assert counts_b["reused"] == 2 and counts_b["ran"] == 2 and counts_b["done"] == 4
+    a, b = (pd.read_csv(tmp_path / n / "results.csv") for n in ("a", "b"))
+    rb = b[b["method"] == "rb"].sort_values("sigma")
+    assert (rb["reused_from"] == "a").all() and (rb["sweep"] == "b").all()
+    assert rb["test_metric"].tolist() == a.sort_values("sigma")["test_metric"].tolist()
+    assert rb["finished_at"].tolist() == a.sort_values("sigma")["finished_at"].tolist()  # provenance kept
+    assert b[b["method"] == "rf"]["reused_from"].isna().all()
+    exclusive = parse_config(f"name: c\nexclusive: true\nmethods: [rb]\n{grid}", "c.yaml")
+    counts_c = run_sweep(exclusive, tmp_path / "c", backend=LocalBackend(1, exclusive=True),
+                         reuse_from=[tmp_path / "a"])
+    assert counts_c["reused"] == 0 and counts_c["ran"] == 2  # a's timings were taken beside other cells
+    counts_d = run_sweep(first, tmp_path / "d", backend=LocalBackend(2), reuse_from=[tmp_path / "c"])
+    assert counts_d["reused"] == 2 and counts_d["ran"] == 0
+
+
 def test_choosing_on_test_needs_the_as_published_protocol():
     for text in ("sigma_selection: test\n", "protocol: fair\nsigma_selection: {on: test}\n"):
         with pytest.raises(ConfigError, match=r"t.yaml:\d+: sigma_selection: choosing sigma on test data"):

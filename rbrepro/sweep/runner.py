@@ -591,7 +591,7 @@ def annotate(frame: pd.DataFrame, config: SweepConfig, chosen: dict) -> pd.DataF
 def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams] | None = None, data_path=None, mirror=None,
               backend=None, on_progress: Callable[[int, int, int], None] | None = None,
               narrow: Callable[[list[CellParams]], list[CellParams]] | None = None, reuse_stale: bool = False,
-              memory_limit_gb: float | None = None) -> dict:
+              memory_limit_gb: float | None = None, reuse_from: Iterable[Path] = ()) -> dict:
     """Run the cells not yet done; returns counts {total, done, failed, skipped, ran, aside,
     unavailable}.
 
@@ -601,7 +601,11 @@ def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams] | None = N
     they are named once, in `unavailable` and in unavailable.json. `narrow` filters every
     phase's cells (command-line filters). results.csv then holds every finished cell of the
     whole config (not only the narrowed ones), with the choice marked (`annotate`), and
-    nothing else: cells of other configs, data or code in the folder are counted in `aside`."""
+    nothing else: cells of other configs, data or code in the folder are counted in `aside`.
+
+    `reuse_from`: other sweeps' folders whose finished cells of the same key (the same
+    parameters, data and algorithms, so the same computation) are taken instead of run again
+    (`reused_row`); counted in `reused`."""
     narrow_cli = narrow or (lambda cs: cs)
     limit = memory_limit_bytes(memory_limit_gb)
     with sweep_lock(out):
@@ -620,9 +624,10 @@ def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams] | None = N
 
         def run(todo_cells):
             _run_states(config, out, cell_states(todo_cells, out, fingerprints, reuse_stale, limit), data_path,
-                        mirror, backend, on_progress, counts, fingerprints, memory_limit_gb)
+                        mirror, backend, on_progress, counts, fingerprints, memory_limit_gb, sources)
 
-        counts = {"total": 0, "done": 0, "failed": 0, "skipped": 0, "ran": 0, "aside": 0}
+        sources = [Path(p) for p in reuse_from if Path(p).resolve() != Path(out).resolve()]
+        counts = {"total": 0, "done": 0, "failed": 0, "skipped": 0, "ran": 0, "aside": 0, "reused": 0}
         if selection_cells:  # choosing on validation data: those cells first, then the chosen sigmas on test
             run(narrow(selection_cells))
         chosen = _chosen_sigma(config, out, fingerprints, reuse_stale)
@@ -640,10 +645,37 @@ def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams] | None = N
         return counts
 
 
+def reused_row(key: str, sources: Iterable[Path], config: SweepConfig) -> dict | None:
+    """A finished row of cell `key` from another sweep's folder, relabelled for `config`, or None.
+
+    The key fixes the parameters, the data and the algorithms' version, so the row is the
+    result this sweep would compute. Its provenance (git_commit, finished_at, timings) is kept,
+    and `reused_from` names the sweep that ran it. An exclusive config (timings on an idle
+    machine) takes only rows that were themselves run exclusively."""
+    for source in sources:
+        row = _read_row(Path(source) / "cells" / f"{key}.json")
+        if row is None or row["status"] != "ok" or (config.exclusive and not row.get("exclusive")):
+            continue
+        return {**row, "reused_from": row.get("reused_from") or row.get("sweep", str(source)), "sweep": config.name,
+                "figure": config.figure, "protocol": config.protocol}
+    return None
+
+
 def _run_states(config, out, states, data_path, mirror, backend, on_progress, counts, fingerprints,
-                memory_limit_gb=None):
+                memory_limit_gb=None, sources=()):
     todo = [s for s in states if s.status in ("todo", "failed")]
     finished_keys = counts.setdefault("keys", [])  # every phase's finished cells, for the CSV mid-sweep
+    if sources:
+        still = []
+        for s in todo:
+            row = reused_row(s.key, sources, config)
+            if row is None:
+                still.append(s)
+                continue
+            write_text_atomic(out / "cells" / f"{s.key}.json", json.dumps(row, default=_json_default) + "\n")
+            s.status, s.row = "done", row
+            counts["reused"] += 1
+        todo = still
     finished_keys.extend(s.key for s in states if s.status in ("done", "skipped"))
     counts["total"] += len(states)
     counts["done"] += sum(s.status == "done" for s in states)
@@ -666,6 +698,7 @@ def _run_states(config, out, states, data_path, mirror, backend, on_progress, co
         row["sweep"] = config.name
         row["figure"] = config.figure
         row["protocol"] = config.protocol
+        row["exclusive"] = bool(config.exclusive)
         row["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         log = out / "cells" / f"{key}.log"
         trace = row.pop("traceback", None)
