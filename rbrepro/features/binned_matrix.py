@@ -62,22 +62,17 @@ class BinnedMatrix:
         out *= self.scale
         return out.reshape((self.n_columns,) + V.shape[1:])
 
-    def gram_apply(self, P: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
-        """(Z^T Z + lam I) P and the per-column p^T (Z^T Z + lam I) p, for P of shape (D, C): the
-        operator of a CG step (solvers.cg). One target: a gather, then one scatter fused with
-        the scaling, the lam term and the dot product (`scatter_gram_vector`)."""
-        P2 = np.ascontiguousarray(P.reshape(self.n_columns, -1), dtype=np.float64)
-        if P2.shape[1] > 1:
-            AP = self.rmatvec(self.matvec(P2))
-            AP += lam * P2
-            return AP, np.einsum("ij,ij->j", P2, AP)
+    def gram_apply_vector(self, p: np.ndarray, lam: float) -> tuple[np.ndarray, float]:
+        """(Z^T Z + lam I) p and p^T (Z^T Z + lam I) p for one vector p of length D, the operator
+        of a one-target CG step (solvers.cg.apply_normal): a gather, then one scatter fused with
+        the 1/R scaling, the lam term and the dot product (`scatter_gram_vector`)."""
+        p = np.ascontiguousarray(p, dtype=np.float64)
         v = np.empty(self.n_rows)
-        kernels.gather_vector(self.ids, P2[:, 0], v)
-        AP = np.empty_like(P2)
+        kernels.gather_vector(self.ids, p, v)
+        out = np.empty(self.n_columns)
         grid_dots = np.empty(self.n_grids)
-        kernels.scatter_gram_vector(self.ids, v, self.offsets, P2[:, 0], self.scale ** 2, float(lam), AP[:, 0],
-                                    grid_dots)
-        return AP, np.array([grid_dots.sum()])
+        kernels.scatter_gram_vector(self.ids, v, self.offsets, p, self.scale ** 2, float(lam), out, grid_dots)
+        return out, float(grid_dots.sum())
 
     def to_csr(self) -> sp.csr_matrix:
         """The same Z as a scipy CSR matrix (N x D), for interoperability."""

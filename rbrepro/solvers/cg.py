@@ -39,10 +39,12 @@ def gram_diagonal(Z) -> np.ndarray:
 
 
 def apply_normal(Z, P: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
-    """(Z^T Z + lam I) P and per-column P^T (Z^T Z + lam I) P: Z's fused `gram_apply` where it has
-    one (Random Binning), else a matvec and an rmatvec."""
-    if hasattr(Z, "gram_apply"):
-        return Z.gram_apply(P, lam)
+    """(Z^T Z + lam I) P and per-column P^T (Z^T Z + lam I) P for P of shape (D, C): for one
+    target, Z's fused `gram_apply_vector` where it has one (Random Binning), else a matvec and
+    an rmatvec."""
+    if P.shape[1] == 1 and hasattr(Z, "gram_apply_vector"):
+        out, pAp = Z.gram_apply_vector(P[:, 0], lam)
+        return out.reshape(-1, 1), np.array([pAp])
     AP = Z.rmatvec(Z.matvec(P))
     AP += lam * P
     return AP, np.einsum("ij,ij->j", P, AP)

@@ -592,8 +592,8 @@ def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams] | None = N
               backend=None, on_progress: Callable[[int, int, int], None] | None = None,
               narrow: Callable[[list[CellParams]], list[CellParams]] | None = None, reuse_stale: bool = False,
               memory_limit_gb: float | None = None, reuse_from: Iterable[Path] = ()) -> dict:
-    """Run the cells not yet done; returns counts {total, done, failed, skipped, ran, aside,
-    unavailable}.
+    """Run the cells not yet done; returns counts {total, done, failed, skipped, ran, reused,
+    aside, unavailable}.
 
     With sigma selection on validation data, the selection cells run first and the chosen
     sigma defines the test cells; choosing on test (as-published only), the test grid runs
