@@ -16,10 +16,13 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rbrepro.features import _binning_kernels as kernels
+from rbrepro.features.authors_rng import authors_grids
 from rbrepro.features.binned_matrix import BinnedMatrix
 from rbrepro.features.params import check_count, check_sigma, seed_of
 from rbrepro.features.reference import mix64
 
+#: where the grids come from: numpy's generator (seeded) or the authors' C++ draws replayed
+DRAWS = ("numpy", "authors")
 #: bytes of key scratch space per batch of grids (keys are computed a batch at a time)
 KEY_BATCH_BYTES = 256 * 2**20
 
@@ -57,6 +60,10 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         Inverse kernel width of exp(-sigma ||x - y||_1).
     random_state : int or None
         Seed of the grid draw.
+    draws : {"numpy", "authors"}
+        "numpy" draws the grids from numpy's generator seeded by random_state; "authors" replays
+        the draws of the authors' C++ code bit for bit (rbrepro.features.authors_rng; the same
+        grids for every seed, every sigma scaled, nested across R), to regenerate their numbers.
 
     Attributes
     ----------
@@ -69,15 +76,18 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     nnz_ : int, stored entries of the training Z (N R).
     """
 
-    def __init__(self, n_grids: int = 256, sigma: float = 1.0, random_state=None):
+    def __init__(self, n_grids: int = 256, sigma: float = 1.0, random_state=None, draws: str = "numpy"):
         self.n_grids = n_grids
         self.sigma = sigma
         self.random_state = random_state
+        self.draws = draws
 
     # -- validation -------------------------------------------------------------
     def _validate_params(self):
         check_count("n_grids (R)", self.n_grids)
         check_sigma(self.sigma)
+        if self.draws not in DRAWS:
+            raise ValueError(f"draws must be one of {', '.join(DRAWS)}, got {self.draws!r}")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -109,6 +119,14 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self.fit_transform_binned(X)
         return self
 
+    def _draw_grids(self, R: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+        """(deltas, offsets), each (R, d): delta ~ Gamma(2, 1/sigma), u ~ U[0, delta) (Alg. 1)."""
+        if self.draws == "authors":
+            return authors_grids(R, d, float(self.sigma))
+        rng = np.random.default_rng(seed_of(self.random_state))
+        deltas = rng.gamma(shape=2.0, scale=1.0 / self.sigma, size=(R, d))
+        return deltas, rng.uniform(0.0, deltas)
+
     def fit_transform_binned(self, X) -> BinnedMatrix:
         """Draw the grids, bin the training rows, and return their compact Z."""
         self._validate_params()
@@ -118,9 +136,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         if n * R > np.iinfo(np.int32).max:  # D <= N R columns must fit int32 ids: refuse before allocating
             raise MemoryError(f"N R = {n} x {R} = {n * R:,} may exceed the int32 column-id range (D <= N R); "
                               "lower R")
-        rng = np.random.default_rng(seed_of(self.random_state))
-        self.deltas_ = rng.gamma(shape=2.0, scale=1.0 / self.sigma, size=(R, d))
-        self.offsets_ = rng.uniform(0.0, self.deltas_)
+        self.deltas_, self.offsets_ = self._draw_grids(R, d)
         self._inv_deltas = 1.0 / self.deltas_
         self._multipliers = _feature_multipliers(d)
         self._zero_terms = np.empty((d, R), dtype=np.uint64)  # feature-major, as the key kernels read it
@@ -179,7 +195,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     def warm_up(self, X) -> None:
         """Compile (or load from the on-disk cache) every kernel for X's types on 2 rows."""
-        probe = type(self)(n_grids=2, sigma=self.sigma, random_state=0)
+        probe = type(self)(n_grids=2, sigma=self.sigma, random_state=0, draws=self.draws)
         Z = probe.fit_transform_binned(X[:2])
         probe.transform_binned(X[:2])
         for n_rhs in (1, 2):  # one right-hand side and several use different kernels

@@ -220,7 +220,7 @@ _R_DOC = """
     memory_limit_gb : float or None, default=None
         Refuse, before allocating, work whose estimate exceeds this many GB (None:
         $RBREPRO_MEMORY_LIMIT_GB or 60 % of RAM).
-
+{draws_doc}
     Attributes
     ----------
     features_ : the fitted feature map.
@@ -235,6 +235,11 @@ _R_DOC = """
     featurize_s_, solve_s_, train_s_ : wall seconds of the fit's phases.
 """
 
+_DRAWS_DOC = """    draws : {"numpy", "authors"}, default="numpy"
+        Grids from numpy's generator seeded by random_state, or the authors' C++ draws replayed
+        bit for bit (the same for every seed; to regenerate their published numbers).
+"""
+
 _KERNEL_DOC = """    kernel : {"l1", "euclidean"}, default="l1"
         Distance of the Laplacian kernel: ||x - y||_1 (the kernel RB approximates) or
         ||x - y||_2 (what the authors' baselines used; DESIGN §2a).
@@ -243,7 +248,8 @@ _KERNEL_DOC = """    kernel : {"l1", "euclidean"}, default="l1"
 
 def _doc(summary: str, r_name: str, r_meaning: str, solver: str, center: bool, kernel: bool) -> str:
     return summary + "\n" + _R_DOC.format(r_name=r_name, r_meaning=r_meaning, solver=solver, center=center,
-                                          kernel_doc=_KERNEL_DOC if kernel else "")
+                                          kernel_doc=_KERNEL_DOC if kernel else "",
+                                          draws_doc="" if kernel else _DRAWS_DOC)
 
 
 class _RandomBinningRidge(_FeatureRidge):
@@ -251,7 +257,7 @@ class _RandomBinningRidge(_FeatureRidge):
     _r_param = "n_grids"
 
     def __init__(self, n_grids=256, sigma=1.0, lam=0.01, solver="cg", maxit=MAXIT, tol=TOL, center=False,
-                 random_state=None, memory_limit_gb=None):
+                 random_state=None, memory_limit_gb=None, draws="numpy"):
         self.n_grids = n_grids
         self.sigma = sigma
         self.lam = lam
@@ -261,12 +267,14 @@ class _RandomBinningRidge(_FeatureRidge):
         self.center = center
         self.random_state = random_state
         self.memory_limit_gb = memory_limit_gb
+        self.draws = draws
 
     def _n_requested(self) -> int:
         return self.n_grids
 
     def _feature_map(self):
-        return RandomBinningFeatures(n_grids=self.n_grids, sigma=self.sigma, random_state=self.random_state)
+        return RandomBinningFeatures(n_grids=self.n_grids, sigma=self.sigma, random_state=self.random_state,
+                                     draws=self.draws)
 
 
 class _RandomFourierRidge(_FeatureRidge):
