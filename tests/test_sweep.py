@@ -102,8 +102,9 @@ def test_a_fair_sweep_chooses_the_same_whatever_the_test_labels(tmp_path):
 
     X, y = load_digits(return_X_y=True)
     rng = np.random.default_rng(0)
-    lines = lambda X, y: "".join(f"{int(t)} " + " ".join(f"{j + 1}:{v:g}" for j, v in enumerate(x) if v) + "\n"
-                                 for x, t in zip(X, y))
+    def lines(X, y):
+        return "".join(f"{int(t)} " + " ".join(f"{j + 1}:{v:g}" for j, v in enumerate(x) if v) + "\n"
+                       for x, t in zip(X, y))
     (tmp_path / "tr").write_text(lines(X[:1200], y[:1200]))
     (tmp_path / "te").write_text(lines(X[1200:], y[1200:]))
     (tmp_path / "te2").write_text(lines(X[1200:], rng.permutation(y[1200:])))

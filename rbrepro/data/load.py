@@ -211,7 +211,7 @@ def split_sizes(n: int, spec: DatasetSpec) -> int:
     return int(np.floor(TRAIN_SHARE * n))
 
 
-SCALINGS = ("default", "minmax", "maxabs", "published")
+SCALINGS = ("default", "minmax", "maxabs", "maxabs-all", "published")
 
 
 def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bool = True, progress: bool = True,
@@ -223,7 +223,9 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
     fetched (from `mirror`, $RBREPRO_MIRROR or the site) unless fetch=False. A dataset
     without a test file is split with its fixed seed. `scaling` overrides the registry's:
     "minmax" (each column to [0, 1] on the training split), "maxabs" (each column divided by
-    its maximum |x| on the training split) or "published" (as the file has it).
+    its maximum |x| on the training split), "maxabs-all" (the same over every row, training and
+    test, before the split: the authors' cadata, docs/authors-protocol.md) or "published" (as the
+    file has it).
     """
     if scaling not in SCALINGS:
         raise ValueError(f"scaling {scaling!r} is not available; choose from {', '.join(SCALINGS)}")
@@ -282,10 +284,15 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
     X_train, X_test, X_val = (_pad(p.X, width) if p is not None else None for p in (train, test, val))
     scaler = None
     how = spec.scaling if scaling == "default" else scaling
-    if how in ("minmax", "maxabs"):
-        scaler = MinMaxScaler.fit(X_train) if how == "minmax" else MinMaxScaler.fit_maxabs(X_train)
+    if how in ("minmax", "maxabs", "maxabs-all"):
+        if how == "maxabs-all":
+            stack = sp.vstack if sp.issparse(X_train) else np.vstack
+            scaler = MinMaxScaler.fit_maxabs(stack([X for X in (X_train, X_test, X_val) if X is not None]))
+        else:
+            scaler = MinMaxScaler.fit(X_train) if how == "minmax" else MinMaxScaler.fit_maxabs(X_train)
         X_train, X_test, X_val = (scaler.transform(X) for X in (X_train, X_test, X_val))
-        scaling = "minmax[0,1] on train" if how == "minmax" else "maxabs on train"
+        scaling = {"minmax": "minmax[0,1] on train", "maxabs": "maxabs on train",
+                   "maxabs-all": "maxabs on all rows"}[how]
     else:
         scaling = "as published"
     return Dataset(name=spec.name, task=task, X_train=X_train, y_train=train.y, X_test=X_test,

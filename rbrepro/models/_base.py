@@ -24,6 +24,8 @@ class _TaskEstimator:
     """Validation shared by the classifier and regressor roles (mixed in before BaseEstimator)."""
 
     _task: str
+    #: one-vs-all column layout (targets.LABEL_LAYOUTS); "authors" only to replay their scoring
+    _label_layout: str = "sorted"
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -34,7 +36,7 @@ class _TaskEstimator:
         X, y = validate_data(self, X, y, y_numeric=self._task == "regression", **_X_KWARGS)
         if self._task == "classification":
             check_classification_targets(y)
-        Y, classes = targets.encode(y, self._task)
+        Y, classes = targets.encode(y, self._task, self._label_layout)
         if classes is not None:
             self.classes_ = classes
         return X, Y

@@ -20,6 +20,7 @@ from rbrepro import metrics
 from rbrepro.data.load import SCALINGS, Dataset, validation_split
 from rbrepro.features.laplacian import KERNELS
 from rbrepro.memory import PeakMemory
+from rbrepro.models import targets
 from rbrepro.models.feature_ridge import FEATURE_RIDGE
 from rbrepro.models.kernel_ridge import KERNEL_RIDGE
 from rbrepro.models.l1_model import L1_MODEL
@@ -34,6 +35,10 @@ METHODS = ("rb", "rf", "nystrom", "block", "exact")
 #: 4 = the exact kernel's float32 factorization refined to float64 residuals.
 ALGORITHM_VERSION = 4
 SOLVERS = ("default", "cg", "pcg", "direct", "rcd")
+#: rb's grid draws: numpy (numpy's generator from the seed) or authors (their C++ draws replayed)
+RNGS = ("numpy", "authors")
+#: standard (DESIGN §2 metrics) or authors (their Performance: a tie is wrong, labels 0 ... C-1)
+SCORINGS = ("standard", "authors")
 
 
 
@@ -56,7 +61,9 @@ class CellParams:
     variant: str = "async"      # rcd only: async | sync
     memory_limit_gb: float | None = None
     evaluate_on: str = "test"   # "test", or "validation" (sigma selection: train on the rest of the training split)
-    scaling: str = "default"    # default (the registry's) | minmax | maxabs | published
+    scaling: str = "default"    # default (the registry's) | minmax | maxabs | maxabs-all | published
+    rng: str = "numpy"          # rb's grid draw: numpy (from seed) | authors (their C++ draws, docs/authors-protocol.md)
+    scoring: str = "standard"   # standard | authors (ties wrong, labels 0..C-1 columns: docs/authors-protocol.md)
 
     def validate(self) -> "CellParams":
         if self.method not in METHODS:
@@ -86,6 +93,15 @@ class CellParams:
             raise ValueError(f"evaluate_on must be 'test' or 'validation', got {self.evaluate_on!r}")
         if self.scaling not in SCALINGS:
             raise ValueError(f"scaling {self.scaling!r} is not available; choose from {', '.join(SCALINGS)}")
+        if self.rng not in RNGS:
+            raise ValueError(f"rng {self.rng!r} is not available; choose from {', '.join(RNGS)}")
+        if self.rng == "authors" and self.method != "rb":
+            raise ValueError("rng 'authors' replays the authors' Random Binning draws; it needs method rb")
+        if self.scoring not in SCORINGS:
+            raise ValueError(f"scoring {self.scoring!r} is not available; choose from {', '.join(SCORINGS)}")
+        if self.solver == "rcd" and (self.scoring != "standard" or self.rng != "numpy"):
+            raise ValueError("rng and scoring 'authors' replay the authors' ridge drivers; rcd cells use numpy draws "
+                             "and the standard scoring")
         if self.loss not in LOSSES or self.variant not in VARIANTS or self.epochs < 0:
             raise ValueError(f"rcd needs loss in {LOSSES}, variant in {VARIANTS}, epochs >= 0")
         return self
@@ -107,7 +123,7 @@ def make_model(params: CellParams, task: str, threads: int):
     if p.solver != "default":
         optional["solver"] = p.solver
     cls = FEATURE_RIDGE[p.method, task]
-    r_param = {"n_grids": p.R} if p.method == "rb" else {"n_components": p.R, "kernel": p.kernel}
+    r_param = {"n_grids": p.R, "draws": p.rng} if p.method == "rb" else {"n_components": p.R, "kernel": p.kernel}
     return cls(**r_param, sigma=p.sigma, lam=p.lam, maxit=p.maxit, tol=p.tol, random_state=p.seed,
                memory_limit_gb=p.memory_limit_gb, **optional)
 
@@ -133,6 +149,17 @@ def compiled_since(before: dict[int, tuple[str, int]]) -> list[str]:
     return sorted({name for key, (name, n) in numba_signatures().items() if n > before.get(key, ("", 0))[1]})
 
 
+def _metrics(model, data: Dataset, test_out, authors_scoring: bool) -> dict:
+    """Train and test metric: DESIGN §2's, or the authors' scoring (ties wrong) on decision values."""
+    if not authors_scoring:
+        return {"train_metric": metrics.score(data.task, data.y_train, model.predict_train()),
+                "test_metric": metrics.score(data.task, data.y_test, test_out)}
+    train_scores = model.train_scores_
+    train_scores = train_scores[:, 0] if train_scores.shape[1] == 1 else train_scores
+    return {"train_metric": targets.authors_accuracy(data.y_train, train_scores, model.classes_),
+            "test_metric": targets.authors_accuracy(data.y_test, test_out, model.classes_)}
+
+
 def run_cell(params: CellParams, data: Dataset, model_out: list | None = None) -> dict:
     """Train and evaluate one cell; returns its result row (a flat dict).
 
@@ -143,13 +170,16 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None) -
     threads = min(params.threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
     numba.set_num_threads(threads)
     model = make_model(params, data.model_task, threads)
+    authors_scoring = params.scoring == "authors" and data.task != "regression"
+    if authors_scoring:
+        model._label_layout = "authors"  # their one-vs-all columns: label k in column k (docs/authors-protocol.md)
     with threadpool_limits(limits=threads):  # BLAS (RF, Nystrom, Cholesky) gets the same thread budget
         model.warm_up(data.X_train)
         warm = numba_signatures()
         with PeakMemory() as peak:
             model.fit(data.X_train, data.y_train)
         t0 = time.perf_counter()
-        test_pred = model.predict(data.X_test)
+        test_out = model.decision_function(data.X_test) if authors_scoring else model.predict(data.X_test)
         predict_s = time.perf_counter() - t0
         compiled = compiled_since(warm)  # must stay empty: timings exclude compilation
     if model_out is not None:
@@ -163,8 +193,7 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None) -
         "threads": threads,
         "task": data.task,
         "metric": metrics.metric_name(data.task),
-        "train_metric": metrics.score(data.task, data.y_train, model.predict_train()),
-        "test_metric": metrics.score(data.task, data.y_test, test_pred),
+        **_metrics(model, data, test_out, authors_scoring),
         "n_train": data.X_train.shape[0],
         "n_test": data.X_test.shape[0],
         **cost,

@@ -87,7 +87,7 @@ def refined_cholesky_solve(K32: np.ndarray, lam: float, B: np.ndarray, tol: floa
     F[np.diag_indices_from(F)] += np.float32(lam)
     factor = scipy.linalg.cho_factor(F, lower=False, overwrite_a=True, check_finite=False)
 
-    def precondition(R: np.ndarray) -> np.ndarray:
+    def precondition(R: np.ndarray, factor=factor) -> np.ndarray:
         return scipy.linalg.cho_solve(factor, R.astype(np.float32), check_finite=False).astype(np.float64)
 
     norm_b = np.maximum(np.linalg.norm(B, axis=0), np.finfo(float).tiny)
@@ -111,6 +111,6 @@ def refined_cholesky_solve(K32: np.ndarray, lam: float, B: np.ndarray, tol: floa
         beta = np.where(rz > 0, rz_new / np.where(rz > 0, rz, 1.0), 0.0)
         P = Zs + beta * P
         rz = rz_new
-    del F, factor
+    del F, factor, precondition  # free the float32 factor before the last float64 product
     true_rel = np.linalg.norm(B - _spd_matvec(K32, lam, C), axis=0) / norm_b
     return C, it, float(true_rel.max())

@@ -20,12 +20,20 @@ Schema (all keys but `name` and `datasets` optional)::
       # on: validation         #   validation | test (test: protocol as-published only)
       # per: R                 #   R: one sigma per (dataset, method, R); dataset: one per (dataset, method)
                                #   (on validation: chosen at select_R; on test: the best mean over R);
+                               #   exact: the exact kernel's chosen sigma of the dataset (the authors'
+                               #   baselines; a dataset without the exact kernel lists one sigma);
                                #   or per method, e.g. {rb: R, default: dataset} (the authors' choice)
       # run: chosen            #   chosen: only the chosen sigma runs on test; grid: every sigma does and
                                #   the chosen one is marked (Fig. 3; the exact kernel, a line there, runs
                                #   its chosen sigma only). Scalars: validation = {on: validation,
                                #   per: R}, test = {on: test, per: R}
     center: false              # subtract the training mean of y [default: per method, as the authors]
+    rng: numpy                 # rb's grids: numpy (from the seed) | authors (their C++ draws replayed;
+                               #   as-published only, docs/authors-protocol.md)
+    scoring: standard          # standard | authors (a tie is wrong, labels 0 ... C-1: as-published only)
+    band: {seeds: [0, 1, 2, 3, 4], at: chosen}   # extra cells (numpy draws) that form each point's
+                               #   band over seeds: at the chosen sigma, or at every sigma (at: grid);
+                               #   the choice itself is made from `seeds` (and `rng`) alone
     solver: {name: default, maxit: 50, tol: 1.0e-3}   # default | cg | direct | rcd (+ loss, epochs, variant)
     defaults: {sigma: [...], R: 16, lam: 0.01, scaling: default}   # per-dataset values override these;
                                # scaling: default (the registry's) | minmax | maxabs | published
@@ -47,7 +55,7 @@ from rbrepro.data.load import SCALINGS
 from rbrepro.data.registry import REGISTRY
 from rbrepro.data.user import load_datasets_file
 from rbrepro.features.laplacian import KERNELS
-from rbrepro.models.cell import METHODS, CellParams
+from rbrepro.models.cell import METHODS, RNGS, SCORINGS, CellParams
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.solvers.rcd import LOSSES, VARIANTS
 from rbrepro.yamlconf import ConfigError, Node, Reader, compose
@@ -57,7 +65,8 @@ __all__ = ["ConfigError", "DatasetGrid", "Selection", "SweepConfig", "load_confi
 FIGURES = ("fig3", "fig4", "fig5", "fig6", "none")
 PROTOCOLS = ("fair", "as-published", "custom")
 SELECT_ON = ("validation", "test")
-SELECT_PER = ("R", "dataset")
+SELECT_PER = ("R", "dataset", "exact")
+BAND_AT = ("chosen", "grid")
 SELECT_RUN = ("chosen", "grid")
 
 
@@ -135,6 +144,10 @@ class SweepConfig:
     selection: Selection | None = None    # None: the grid, nothing chosen
     protocol: str = "custom"
     kernel: str = "l1"
+    rng: str = "numpy"                    # rb's grid draws in the cells that choose (band cells: numpy)
+    scoring: str = "standard"
+    band_seeds: tuple[int, ...] = ()      # seeds of the band cells (numpy draws)
+    band_at: str = "chosen"               # chosen: at the chosen sigma; grid: at every test sigma
     user_datasets: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -143,13 +156,22 @@ class SweepConfig:
         return "grid" if self.selection is None else self.selection.on
 
     def _cell(self, grid: DatasetGrid, method: str, sigma: float, R: int, seed: int, threads: int, variant: str,
-              evaluate_on: str = "test") -> CellParams:
+              evaluate_on: str = "test", rng: str | None = None) -> CellParams:
         solver = self.solver if method in ("rb", "rf", "nystrom") else "default"
         kernel = "l1" if method == "rb" else self.kernel
+        rng = (self.rng if rng is None else rng) if method == "rb" else "numpy"
         return CellParams(dataset=grid.name, method=method, sigma=sigma, kernel=kernel, R=R, lam=grid.lam,
                           solver=solver, maxit=self.maxit, tol=self.tol, center=self.center, seed=seed,
                           threads=threads, loss=self.loss, epochs=self.epochs, variant=variant,
-                          evaluate_on=evaluate_on, scaling=grid.scaling)
+                          evaluate_on=evaluate_on, scaling=grid.scaling, rng=rng, scoring=self.scoring)
+
+    def _chooses_later(self, method: str) -> bool:
+        """Whether this method's test cells wait for a choice (rather than running the grid)."""
+        if self.selection is None or method == "exact" and self.selection.on == "test":
+            return False
+        if self.selection.on == "test":
+            return self.selection.per_method(method) == "exact"
+        return not (self.selection.run == "grid" and method != "exact")  # exact: a line, not a curve
 
     def _variants(self, threads: int) -> tuple[str, ...]:
         # one thread runs the sequential Alg. 2 whatever the variant: a single cell
@@ -167,8 +189,7 @@ class SweepConfig:
                 seeds = grid.seeds or self.seeds
                 seeds = seeds[:1] if method == "exact" else seeds  # exact: no randomness
                 for R in Rs:
-                    if self.selection is None or self.selection.on == "test" or \
-                            (self.selection.run == "grid" and method != "exact"):  # exact: a line, not a curve
+                    if not self._chooses_later(method):
                         sigmas = grid.sigmas_for(method)
                     elif chosen_sigma and (grid.name, method, R) in chosen_sigma:
                         sigmas = (chosen_sigma[(grid.name, method, R)],)
@@ -177,6 +198,27 @@ class SweepConfig:
                     for sigma, seed, threads in itertools.product(sigmas, seeds, self.threads):
                         for variant in self._variants(threads):
                             out.append(self._cell(grid, method, sigma, R, seed, threads, variant))
+        return out
+
+    def band_cells(self, chosen_sigma: dict | None = None) -> list[CellParams]:
+        """The cells that widen each published point into a band over seeds (numpy draws): every
+        band seed at the chosen sigma of each (dataset, method, R) (`band_at: chosen`), or at
+        every test sigma (`grid`). The exact kernel has no randomness and no band."""
+        out = []
+        for grid in self.datasets:
+            for method in grid.methods or self.methods:
+                if method == "exact":
+                    continue
+                for R in grid.R:
+                    if self.band_at == "grid":
+                        sigmas = grid.sigmas_for(method)
+                    elif chosen_sigma and (grid.name, method, R) in chosen_sigma:
+                        sigmas = (chosen_sigma[(grid.name, method, R)],)
+                    else:
+                        continue
+                    for sigma, seed in itertools.product(sigmas, self.band_seeds):
+                        out.append(self._cell(grid, method, sigma, R, seed, self.threads[0], self.variants[0],
+                                              rng="numpy"))
         return out
 
     def selection_cells(self) -> list[CellParams]:
@@ -190,6 +232,8 @@ class SweepConfig:
             for method in grid.methods or self.methods:
                 if method == "exact":
                     Rs = (0,)
+                elif self.selection.per_method(method) == "exact":
+                    continue  # takes the exact kernel's choice
                 else:
                     Rs = grid.R if self.selection.per_method(method) == "R" else (grid.select_R,)
                 for R, sigma in itertools.product(Rs, grid.sigmas_for(method)):
@@ -211,7 +255,7 @@ class SweepConfig:
             if row.get("status") != "ok" or row.get("evaluate_on", "test") != on:
                 continue
             key = (row["dataset"], row["method"])
-            if key[0] not in grids:
+            if key[0] not in grids or not self._chooses_from(row, grids[key[0]]):
                 continue
             sign = 1.0 if row.get("metric") == "accuracy" else -1.0  # higher is better after the sign
             scores.setdefault(key, {}).setdefault(int(row["R"]), {}).setdefault(float(row["sigma"]), []).append(
@@ -242,14 +286,34 @@ class SweepConfig:
             s = _best_sigma(table)
             for R in Rs:
                 chosen[dataset, method, R] = (s, _grid_edge(s, sigmas))
+        for grid in self.datasets:  # per: exact — the exact kernel's choice of the dataset
+            for method in grid.methods or self.methods:
+                if method == "exact" or self.selection.per_method(method) != "exact":
+                    continue
+                sigmas = grid.sigmas_for(method)
+                exact = chosen.get((grid.name, "exact", 0))
+                if exact is None and len(sigmas) != 1:
+                    continue
+                s = exact[0] if exact is not None else sigmas[0]
+                for R in grid.R:
+                    chosen[grid.name, method, R] = (s, _grid_edge(s, sigmas) if s in sigmas else "")
         return chosen
+
+    def _chooses_from(self, row: dict, grid: DatasetGrid) -> bool:
+        """Only the protocol's own cells choose: its seeds and its draws, never the band's extra seeds."""
+        rng = row.get("rng")
+        rng = "numpy" if not isinstance(rng, str) or not rng else rng
+        if row["method"] == "rb" and rng != self.rng:
+            return False
+        return int(row.get("seed", 0)) in (grid.seeds or self.seeds)
 
     def to_dict(self) -> dict:
         """The resolved config (every default filled in), as saved beside the results."""
         return {
             "name": self.name, "figure": self.figure, "methods": list(self.methods), "seeds": list(self.seeds),
             "threads": list(self.threads), "center": self.center, "exclusive": self.exclusive,
-            "protocol": self.protocol, "kernel": self.kernel,
+            "protocol": self.protocol, "kernel": self.kernel, "rng": self.rng, "scoring": self.scoring,
+            **({"band": {"seeds": list(self.band_seeds), "at": self.band_at}} if self.band_seeds else {}),
             "sigma_selection": "grid" if self.selection is None else self.selection.to_dict(),
             "solver": {"name": self.solver, "maxit": self.maxit, "tol": self.tol, "loss": self.loss,
                        "epochs": self.epochs, "variant": list(self.variants)},
@@ -267,7 +331,8 @@ class SweepConfig:
 
 
 TOP_KEYS = ("name", "figure", "description", "methods", "seeds", "threads", "center", "solver", "defaults",
-            "dataset_files", "datasets", "exclusive", "sigma_selection", "protocol", "kernel")
+            "dataset_files", "datasets", "exclusive", "sigma_selection", "protocol", "kernel", "rng", "scoring",
+            "band")
 GRID_KEYS = ("sigma", "R", "lam", "exact_sigma", "baseline_sigma", "select_R", "targets", "methods", "seeds",
              "scaling")
 SELECTIONS = ("grid", "validation", "test")
@@ -319,6 +384,21 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
     protocol = rd.choice(top["protocol"], "protocol", PROTOCOLS) if "protocol" in top else "custom"
     kernel = rd.choice(top["kernel"], "kernel", KERNELS) if "kernel" in top else "l1"
     selection = _selection(rd, top["sigma_selection"], protocol) if "sigma_selection" in top else None
+    rng = rd.choice(top["rng"], "rng", RNGS) if "rng" in top else "numpy"
+    scoring = rd.choice(top["scoring"], "scoring", SCORINGS) if "scoring" in top else "standard"
+    for key, value, default in (("rng", rng, "numpy"), ("scoring", scoring, "standard")):
+        if value != default and protocol != "as-published":
+            rd.fail(top[key], key, f"{key}: {value} replays the authors' own code, defects included; it is allowed "
+                                   f"only with `protocol: as-published`")
+    band_seeds, band_at = (), "chosen"
+    if "band" in top:
+        b = rd.mapping(top["band"], "band", ("seeds", "at"))
+        if "seeds" not in b:
+            rd.fail(top["band"], "band", "give the band's seeds, e.g. {seeds: [0, 1, 2, 3, 4], at: chosen}")
+        band_seeds = rd.number_list(b["seeds"], "band.seeds", integer=True, allow_zero=True)
+        band_at = rd.choice(b["at"], "band.at", BAND_AT) if "at" in b else "chosen"
+        if band_at == "chosen" and selection is None:
+            rd.fail(top["band"], "band.at", "a band at the chosen sigma needs sigma_selection; use at: grid")
     if protocol == "fair" and kernel != "l1":
         rd.fail(top["protocol"], "protocol", f"the fair protocol uses the L1 kernel for every method, but kernel is "
                                              f"{kernel!r}; use protocol: custom (or as-published)")
@@ -338,6 +418,8 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
             rd.fail(s["name"], "solver.name", "rcd runs on rb and rf features only; list only those methods")
         if solver == "rcd" and kernel != "l1":
             rd.fail(s["name"], "solver.name", f"rcd runs on the L1 kernel only, but kernel is {kernel!r}")
+        if solver == "rcd" and (rng != "numpy" or scoring != "standard"):
+            rd.fail(s["name"], "solver.name", "rcd cells use numpy draws and the standard scoring")
     defaults = rd.mapping(top["defaults"], "defaults", GRID_KEYS) if "defaults" in top else {}
     dataset_files, extra = [], {}
     if "dataset_files" in top:
@@ -404,8 +486,15 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
         own_seeds = rd.number_list(node, where, integer=True, allow_zero=True) if node is not None else ()
         node, where = pick("scaling")
         scaling = rd.choice(node, where, SCALINGS) if node is not None else "default"
-        grids.append(DatasetGrid(dname, sigma, R, lam, exact_sigma, select_R, targets, own_methods, own_seeds,
-                                 scaling, baseline_sigma))
+        grid = DatasetGrid(dname, sigma, R, lam, exact_sigma, select_R, targets, own_methods, own_seeds, scaling,
+                           baseline_sigma)
+        if selection is not None and "exact" not in (own_methods or methods):
+            for m in own_methods or methods:
+                if m != "exact" and selection.per_method(m) == "exact" and len(grid.sigmas_for(m)) != 1:
+                    rd.fail(dnode, path, f"{m} takes the exact kernel's sigma (sigma_selection.per), but {dname} "
+                                         f"runs no exact kernel: list the one sigma {m} should take "
+                                         f"({'baseline_sigma' if m != 'rb' else 'sigma'}: [value])")
+        grids.append(grid)
         n_cells += ((len(sigma) + len(exact_sigma) + len(baseline_sigma)) * len(R) * len(own_seeds or seeds) * len(methods) * len(threads)
                     * len(variants))
     if n_cells > MAX_CELLS:
@@ -414,7 +503,7 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
                        solver=solver, maxit=maxit, tol=tol, datasets=tuple(grids),
                        dataset_files=tuple(dataset_files), user_datasets=extra, loss=loss, epochs=epochs,
                        variants=variants, exclusive=exclusive, selection=selection, protocol=protocol,
-                       kernel=kernel)
+                       kernel=kernel, rng=rng, scoring=scoring, band_seeds=band_seeds, band_at=band_at)
 
 
 def load_config(path: str | Path) -> SweepConfig:

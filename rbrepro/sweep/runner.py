@@ -58,10 +58,19 @@ class SweepLocked(RuntimeError):
     """Another sweep is writing to the same results folder."""
 
 
+#: The CellParams fields every published key hashes, frozen: adding a field to CellParams must
+#: not change the key of any committed result row (tests re-derive them all).
+KEYED_FIELDS = ("dataset", "method", "sigma", "kernel", "R", "lam", "solver", "maxit", "tol", "center", "seed",
+                "threads", "loss", "epochs", "variant", "evaluate_on", "scaling")
+#: Fields added since, hashed only when they differ from their default (so older keys stand).
+KEYED_IF_SET = {"rng": "numpy", "scoring": "standard"}
+
+
 def params_key(params: CellParams) -> str:
     """A hash of the cell's parameters alone (the memory limit is a setting, not a parameter)."""
-    fields = asdict(params)
-    fields.pop("memory_limit_gb", None)
+    values = asdict(params)
+    fields = {name: values[name] for name in KEYED_FIELDS}
+    fields.update({name: values[name] for name, default in KEYED_IF_SET.items() if values[name] != default})
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=float).encode()).hexdigest()[:16]
 
 
@@ -636,7 +645,12 @@ def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams] | None = N
         if config.selection is not None and config.selection.on == "test":  # the test grid just ran: its rows choose
             chosen = _chosen_sigma(config, out, fingerprints, reuse_stale)
             sigma_of = {k: v[0] for k, v in chosen.items()}
-        config_cells = [c for c in (*selection_cells, *config.cells(sigma_of), *(cells or []))
+            if cells is None:  # methods that take another's choice (per: exact) run now
+                run(narrow(config.cells(sigma_of)))
+        band = config.band_cells(sigma_of) if cells is None else []
+        if band:  # the extra seeds that make each published point a band
+            run(narrow(band))
+        config_cells = [c for c in (*selection_cells, *config.cells(sigma_of), *band, *(cells or []))
                         if c.dataset not in unavailable]  # cells of a dataset gone since are not results
         keys = [s.key for s in cell_states(config_cells, out, fingerprints, reuse_stale, limit)]
         _, counts["aside"] = assemble_csv(out, keys, lambda frame: annotate(frame, config, chosen))
