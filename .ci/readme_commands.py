@@ -32,7 +32,7 @@ SKIP = [
     (r"^source \.venv/bin/activate", "the runner puts .venv/bin on PATH instead"),
 ]
 #: make targets the README names in its prose, run after the code blocks
-PROSE_TARGETS = ["make plots", "make figures-mini"]
+PROSE_TARGETS = ["make plots", "make report", "make figures-mini"]
 
 
 def commands(readme: Path = ROOT / "README.md") -> list[str]:

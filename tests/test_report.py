@@ -1,0 +1,80 @@
+"""REPRODUCTION.md is computed: the committed report matches the committed CSVs, a changed
+number makes it stale, and each claim's rule gives the verdict its thresholds say."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from rbrepro.report import claims as C
+from rbrepro.report.render import REPORT_BEGIN, REPORT_END, build_report, check_report, write_report
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_committed_report_and_readme_counts_are_what_the_csvs_give():
+    assert check_report(ROOT) == []
+
+
+def _copy_results(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT / "results", root / "results", ignore=shutil.ignore_patterns("cells", "bench.csv"))
+    (root / "README.md").write_text(f"intro\n\n{REPORT_BEGIN}\nold\n{REPORT_END}\n\nrest\n")
+    return root
+
+
+def test_a_changed_number_makes_the_report_stale_and_the_command_says_so(tmp_path):
+    root = _copy_results(tmp_path)
+    written = write_report(root)
+    assert {p.name for p in written} == {"REPRODUCTION.md", "README.md"}
+    readme = (root / "README.md").read_text()
+    assert readme.startswith("intro\n\n" + REPORT_BEGIN) and readme.endswith(REPORT_END + "\n\nrest\n")
+    assert "published points reproduced" in readme and "old" not in readme
+    assert check_report(root) == []
+    csv = root / "results" / "fig5" / "results.csv"
+    frame = pd.read_csv(csv, low_memory=False)
+    frame.loc[frame["method"] == "rb", "test_metric"] += 1.0
+    frame.to_csv(csv, index=False)
+    assert check_report(root) == ["REPRODUCTION.md", "README.md"]
+    run = subprocess.run([sys.executable, "-m", "rbrepro", "report", "--check", "--root", str(root)],
+                         capture_output=True, text=True)
+    assert run.returncode == 1 and "REPRODUCTION.md, README.md differ" in run.stderr
+
+
+def test_the_report_says_which_runs_are_missing(tmp_path):
+    report, block = build_report(tmp_path)
+    assert "results/fig5: not committed" not in report  # named in the provenance table instead
+    assert "| results/fig5 | not committed |" in report
+    assert "fair: not committed" in report and block.startswith(REPORT_BEGIN)
+
+
+def _fig3_rows(gap_low: float, gap_high: float) -> pd.DataFrame:
+    rows = []
+    for sigma, gap in ((0.01, gap_low), (1.0, 2.0), (100.0, gap_high)):
+        rows.append({"dataset": "d", "method": "rb", "sigma": sigma, "R": 128, "seed": 0, "status": "ok",
+                     "evaluate_on": "test", "metric": "accuracy", "test_metric": 90.0, "train_metric": 90.0 + gap,
+                     "train_s": 1.0})
+    return pd.DataFrame(rows)
+
+
+def test_claim1_rule_follows_its_thresholds():
+    assert C.claim1_coincide_then_diverge(_fig3_rows(0.5, 6.0)).verdict == C.HOLDS
+    assert C.claim1_coincide_then_diverge(_fig3_rows(1.5, 6.0)).verdict == C.FAILS
+    both = pd.concat([_fig3_rows(0.5, 6.0), _fig3_rows(0.5, 4.0).assign(dataset="e")])
+    assert C.claim1_coincide_then_diverge(both).verdict == C.PARTLY
+    assert C.claim1_coincide_then_diverge(_fig3_rows(0.5, 6.0).iloc[:0]).verdict == C.NOT_JUDGED
+
+
+def test_claim4_counts_the_R_where_rb_leads():
+    rows = []
+    for R, rb, rf in ((8, 90.0, 91.0), (16, 92.0, 91.0), (32, 93.0, 92.0)):
+        for method, value in (("rb", rb), ("rf", rf)):
+            rows.append({"dataset": "d", "method": method, "R": R, "sigma": 1.0, "seed": 0, "status": "ok",
+                         "evaluate_on": "test", "metric": "accuracy", "test_metric": value, "train_s": 1.0,
+                         "memory_model_entries": R})
+    finding = C.claim4_ahead_at_equal_R(pd.DataFrame(rows))
+    assert finding.verdict == C.PARTLY and finding.rows == [["d", "16, 32", "8 (rf)", "no"]]
