@@ -1,7 +1,7 @@
 """Benchmark: speedup of parallel L1 RCD (paper Sec. 4, Fig. 6) on ijcnn1, RB vs RF.
 
 Speedup = time(1 thread) / time(tau threads) to reach F(w) <= F* + eps (F(0) - F*),
-eps = 1e-3, with F* the best objective of a long single-thread run (DESIGN §2) - not
+eps = 1e-3, with F* the best objective of a long single-thread run (docs/design.md §2) - not
 iterations per second. Squared-hinge loss; RB at R = 256, sigma = 1.58 and RF at R = 256,
 sigma = 0.3 (its better sigma here); lam = 1e-5 (a sparse but useful model, recorded).
 Both parallel variants are measured: the authors' asynchronous updates and the damped

@@ -1,4 +1,4 @@
-"""Performance metrics of DESIGN §2: relative error (regression), accuracy % (classification)."""
+"""Performance metrics of docs/design.md §2: relative error (regression), accuracy % (classification)."""
 
 import numpy as np
 

@@ -81,7 +81,7 @@ def test_shipped_configs_are_valid():
     assert {g.name for g in fig3.datasets} == {"cadata", "census", "ijcnn1", "covtype", "SUSY", "mnist", "acoustic",
                                                "letter"}
     ijcnn1 = next(g for g in fig3.datasets if g.name == "ijcnn1")
-    assert ijcnn1.R == (128,) and len(ijcnn1.sigma) == 19  # the R of the authors' Fig. 3 data (DESIGN §2a)
+    assert ijcnn1.R == (128,) and len(ijcnn1.sigma) == 19  # the R of the authors' Fig. 3 data (docs/design.md §2a)
     covtype = next(g for g in fig3.datasets if g.name == "covtype")
     assert covtype.lam == 1e-4 and len(covtype.sigma) == 7
 

@@ -139,3 +139,30 @@ def test_atomic_writes_get_ordinary_permissions(tmp_path):
         os.umask(old)
     assert (tmp_path / "x.txt").stat().st_mode & 0o777 == 0o644
     assert [p.name for p in tmp_path.iterdir()] == ["x.txt"]
+
+
+def test_atomic_writes_never_replace_a_device_or_a_symlink(tmp_path):
+    import os
+
+    from rbrepro.data.atomic import write_text_atomic
+
+    null_before = os.stat("/dev/null")
+    write_text_atomic("/dev/null", "discarded\n")
+    after = os.stat("/dev/null")
+    assert (after.st_rdev, after.st_ino) == (null_before.st_rdev, null_before.st_ino)
+    target = tmp_path / "target.txt"
+    target.write_text("old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(target)
+    write_text_atomic(link, "new")
+    assert link.is_symlink() and target.read_text() == "new"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    import threading
+
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    write_text_atomic(fifo, "through the pipe")
+    reader.join(10)
+    assert got == ["through the pipe"] and not fifo.is_file()

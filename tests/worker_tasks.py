@@ -22,13 +22,26 @@ def always_die(params, dataset_ref, data_path=None, mirror=None, memory_limit_gb
     return run_cell_task(params, dataset_ref, None, mirror, memory_limit_gb)
 
 
-def record_interval(key, log_dir, seconds):
-    """Sleep, then write this job's start and end times to log_dir/key."""
+def overlap_probe(key, log_dir, partners):
+    """Record, by files rather than clocks, which jobs ran together: at its start a job notes the
+    jobs already running (started, not ended); then it waits (60 s at most) until each of
+    `partners` has started. Both sides of a pair meeting proves they overlapped, whatever the
+    machine's load: each saw the other start while it was itself still running."""
+    import json
     import time
 
-    start = time.time()
-    time.sleep(seconds)
-    Path(log_dir, key).write_text(f"{start} {time.time()}")
+    d = Path(log_dir)
+    (d / f"{key}.start").touch()
+    running = sorted(p.name[:-6] for p in d.glob("*.start")
+                     if p.name[:-6] != key and not (d / f"{p.name[:-6]}.end").exists())
+    met, deadline = True, time.monotonic() + 60
+    while not all((d / f"{w}.start").exists() for w in partners):
+        if time.monotonic() > deadline:
+            met = False
+            break
+        time.sleep(0.01)
+    (d / key).write_text(json.dumps({"running_at_start": running, "met": met}))
+    (d / f"{key}.end").touch()
     return {"status": "ok"}
 
 

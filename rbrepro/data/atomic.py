@@ -16,8 +16,15 @@ def _umask() -> int:
 
 @contextlib.contextmanager
 def atomic_path(dest: Path | str):
-    """Yield a temporary path beside `dest`; on success it replaces `dest` atomically."""
-    dest = Path(dest)
+    """Yield a temporary path beside `dest`; on success it replaces `dest` atomically.
+
+    A symlink is followed: the file it points to is replaced, the link stays. A destination
+    that exists but is not a regular file (/dev/null, /dev/stdout, a FIFO) is never replaced:
+    the writer writes to it directly, as a shell redirection would."""
+    dest = Path(os.path.realpath(dest))
+    if dest.exists() and not dest.is_file():
+        yield dest
+        return
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
     os.close(fd)

@@ -1,4 +1,4 @@
-"""Assemble a dataset: fetch if needed, parse (cached), check, split, scale (DESIGN §3)."""
+"""Assemble a dataset: fetch if needed, parse (cached), check, split, scale (docs/design.md §3)."""
 
 from __future__ import annotations
 
@@ -154,7 +154,7 @@ class MinMaxScaler:
     @classmethod
     def fit_maxabs(cls, X) -> "MinMaxScaler":
         """x -> x / max|x| per column (lo = 0, so sparse input stays sparse): the authors' cadata
-        scaling (DESIGN §2a)."""
+        scaling (docs/design.md §2a)."""
         _check_width(X)
         top = abs(X).max(axis=0)
         top = top.toarray().ravel() if sp.issparse(top) else np.asarray(top).ravel()
@@ -216,7 +216,7 @@ SCALINGS = ("default", "minmax", "maxabs", "maxabs-all", "published")
 
 def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bool = True, progress: bool = True,
                  datasets_file=None, scaling: str = "default") -> Dataset:
-    """Load a dataset ready for training (split and scaled per DESIGN §3).
+    """Load a dataset ready for training (split and scaled per docs/design.md §3).
 
     `name` is a registry name, a name from a datasets YAML file (`datasets_file` or
     $RBREPRO_DATASETS), a DatasetSpec, or a path to a LIBSVM/CSV file. Missing files are
@@ -309,7 +309,7 @@ VALIDATION_SEED = 12345
 def validation_split(data: Dataset) -> Dataset:
     """Train on the training split minus validation data, evaluate on the validation data:
     the site's validation file where there is one (ijcnn1, letter; then the whole training
-    split trains), otherwise a seeded 20 % of the training split (DESIGN §2, choosing sigma)."""
+    split trains), otherwise a seeded 20 % of the training split (docs/design.md §2, choosing sigma)."""
     if data.X_val is not None:
         return replace(data, X_test=data.X_val, y_test=data.y_val, X_val=None, y_val=None,
                        split="validation file")

@@ -1,7 +1,7 @@
 """The datasets of the paper's Table 1 (plus cpusmall, a9a and an embedded demo set).
 
 Files are named by their path in the LIBSVM site's layout
-(<base>/{binary,multiclass,regression}/<file>); protocols follow DESIGN §3.
+(<base>/{binary,multiclass,regression}/<file>); protocols follow docs/design.md §3.
 """
 
 from __future__ import annotations

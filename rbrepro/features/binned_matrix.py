@@ -1,4 +1,4 @@
-"""The compact Random Binning feature matrix (DESIGN §2).
+"""The compact Random Binning feature matrix (docs/design.md §2).
 
 Every row of Z has exactly R non-zeros, all equal to 1/sqrt(R), so Z is stored as an
 R x N int32 array of column ids (grid-major: one contiguous row per grid) instead of a

@@ -1,6 +1,6 @@
 """Laplacian kernel matrices K(A, B) = exp(-sigma * distance(a, b)), computed in row blocks.
 
-Two distances (DESIGN §2): "l1", ||a - b||_1, the product kernel Random Binning approximates,
+Two distances (docs/design.md §2): "l1", ||a - b||_1, the product kernel Random Binning approximates,
 and "euclidean", ||a - b||_2, the isotropic kernel of the authors' baselines (§2a).
 """
 

@@ -1,4 +1,4 @@
-"""Nystrom features for Laplacian kernels (Williams & Seeger 2001; DESIGN §2).
+"""Nystrom features for Laplacian kernels (Williams & Seeger 2001; docs/design.md §2).
 
 R landmarks drawn uniformly without replacement from the training rows (all of them when
 R exceeds their number, with a warning, as scikit-learn's Nystroem does);

@@ -1,7 +1,7 @@
 """Random Binning features for the Laplacian kernel exp(-sigma ||x - y||_1) (Alg. 1).
 
 For grid r and feature j: delta_rj ~ Gamma(shape 2, scale 1/sigma) and
-u_rj ~ U[0, delta_rj). sigma is an inverse width (DESIGN §2): larger sigma, narrower
+u_rj ~ U[0, delta_rj). sigma is an inverse width (docs/design.md §2): larger sigma, narrower
 bins, more columns D. The columns of grid r are its non-empty training bins, numbered
 consecutively; a test point in an unseen bin gets no entry for that grid. Then
 E[z(x)^T z(y)] = exp(-sigma ||x - y||_1).

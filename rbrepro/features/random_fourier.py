@@ -1,4 +1,4 @@
-"""Random Fourier features for Laplacian kernels (Rahimi & Recht 2007; DESIGN §2).
+"""Random Fourier features for Laplacian kernels (Rahimi & Recht 2007; docs/design.md §2).
 
 k(x, y) = exp(-sigma d(x, y)) is the characteristic function of omega's distribution:
 - L1 distance: a product of Cauchy densities, omega_j ~ Cauchy(0, scale sigma) per coordinate;

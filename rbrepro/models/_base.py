@@ -3,7 +3,7 @@
 A model is a classifier or a regressor by its class, never by a parameter, so a user cannot
 silently regress on class labels. `_Classifier` / `_Regressor` validate X and y with
 scikit-learn's own helpers before any numba kernel sees them (object, complex, NaN, empty and
-wrongly shaped input get scikit-learn's errors), encode the targets as DESIGN §2 says
+wrongly shaped input get scikit-learn's errors), encode the targets as docs/design.md §2 says
 (real values; +-1; one-vs-all +-1 columns) and decode decision values into predictions.
 """
 

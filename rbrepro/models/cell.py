@@ -1,6 +1,6 @@
 """One experiment cell: fit on a dataset's training split, score train and test, time it.
 
-The returned row carries the parameters, the cost figures of DESIGN §2 (D, kappa, nnz,
+The returned row carries the parameters, the cost figures of docs/design.md §2 (D, kappa, nnz,
 CG iterations, featurize/solve/train/predict seconds, the paper's memory model and the
 measured peak memory of the fit), both metrics and provenance. Kernels are warmed up on
 a few rows first, so the times exclude numba compilation.
@@ -37,7 +37,7 @@ ALGORITHM_VERSION = 4
 SOLVERS = ("default", "cg", "pcg", "direct", "rcd")
 #: rb's grid draws: numpy (numpy's generator from the seed) or authors (their C++ draws replayed)
 RNGS = ("numpy", "authors")
-#: standard (DESIGN §2 metrics) or authors (their Performance: a tie is wrong, labels 0 ... C-1)
+#: standard (docs/design.md §2 metrics) or authors (their Performance: a tie is wrong, labels 0 ... C-1)
 SCORINGS = ("standard", "authors")
 
 
@@ -150,7 +150,7 @@ def compiled_since(before: dict[int, tuple[str, int]]) -> list[str]:
 
 
 def _metrics(model, data: Dataset, test_out, authors_scoring: bool) -> dict:
-    """Train and test metric: DESIGN §2's, or the authors' scoring (ties wrong) on decision values."""
+    """Train and test metric: docs/design.md §2's, or the authors' scoring (ties wrong) on decision values."""
     if not authors_scoring:
         return {"train_metric": metrics.score(data.task, data.y_train, model.predict_train()),
                 "test_metric": metrics.score(data.task, data.y_test, test_out)}

@@ -1,10 +1,10 @@
 """Ridge regression / one-vs-all classification on random features (RB, RF, Nystrom).
 
-Solve (Z^T Z + lam I) W = Z^T Y and predict Z_0 W (DESIGN §2). Default solvers follow
+Solve (Z^T Z + lam I) W = Z^T Y and predict Z_0 W (docs/design.md §2). Default solvers follow
 the authors: CG on Z for RB and Nystrom (at most maxit iterations, relative residual
 tol), a direct solve of the R x R normal equations for RF; either can be chosen.
 Targets are centred by default for RF and Nystrom (the authors' library), not for RB
-(their RB driver). Nystrom's default solve is direct, as the authors' (DESIGN §2a).
+(their RB driver). Nystrom's default solve is direct, as the authors' (docs/design.md §2a).
 
 Six estimators, a classifier and a regressor per feature map, share one fit:
 RandomBinningClassifier / Regressor, RandomFourierClassifier / Regressor,
@@ -242,7 +242,7 @@ _DRAWS_DOC = """    draws : {"numpy", "authors"}, default="numpy"
 
 _KERNEL_DOC = """    kernel : {"l1", "euclidean"}, default="l1"
         Distance of the Laplacian kernel: ||x - y||_1 (the kernel RB approximates) or
-        ||x - y||_2 (what the authors' baselines used; DESIGN §2a).
+        ||x - y||_2 (what the authors' baselines used; docs/design.md §2a).
 """
 
 

@@ -1,6 +1,6 @@
 """Kernel ridge with the exact Laplacian kernel, and its independent-block approximation.
 
-Exact (DESIGN §2): (K + lam I) c = y - y_mean; prediction K(X_0, X) c + y_mean. K is stored
+Exact (docs/design.md §2): (K + lam I) c = y - y_mean; prediction K(X_0, X) c + y_mean. K is stored
 in float32 and factored in float32 (twice as fast as float64), and that factor preconditions
 a CG iteration with float64 residuals until the relative residual is at most 1e-10: the
 float64 solution at half the cost (`solvers.direct.refined_cholesky_solve`). K and its
@@ -12,7 +12,7 @@ rows (RLCM's rule: leaves hold leaf_size to 2 leaf_size - 1 rows); K is approxim
 solves (K_leaf + lam I) c = y - y_mean directly; a test point is routed down the same
 tree and predicted from its leaf. The leaf size plays the role of R.
 
-Both take the kernel's distance, "l1" (DESIGN §2) or "euclidean" (the authors' baselines,
+Both take the kernel's distance, "l1" (docs/design.md §2) or "euclidean" (the authors' baselines,
 §2a), and come as a classifier and a regressor: ExactKernelClassifier / Regressor,
 IndependentBlockClassifier / Regressor.
 """
@@ -69,7 +69,7 @@ _KERNEL_PARAMS_DOC = """
     sigma : float, default=1.0
         Inverse kernel width: k(x, y) = exp(-sigma * distance(x, y)).
     kernel : {"l1", "euclidean"}, default="l1"
-        The distance: ||x - y||_1 (DESIGN §2) or ||x - y||_2 (the authors' baselines, §2a).
+        The distance: ||x - y||_1 (docs/design.md §2) or ||x - y||_2 (the authors' baselines, §2a).
     lam : float, default=0.01
         Ridge lambda, used as written.
     center : bool, default=True

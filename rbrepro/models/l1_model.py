@@ -114,7 +114,7 @@ class _L1FeatureModel(BaseEstimator):
 _L1_DOC = """{summary}
 
     Minimizes l1 ||w||_1 + (1/N) sum_i L(w^T z_i, y_i) by randomized coordinate descent
-    (Alg. 2), parallel over `threads` (DESIGN §2: async is the authors' undamped variant,
+    (Alg. 2), parallel over `threads` (docs/design.md §2: async is the authors' undamped variant,
     sync the damped eq. 29).
 
     Parameters

@@ -1,4 +1,4 @@
-"""The authors' published figure data, and our results put beside it (DESIGN §2a, §4).
+"""The authors' published figure data, and our results put beside it (docs/design.md §2a, §4).
 
 The numbers behind the paper's Figures 3 and 5, as the authors committed them to their
 experiment repository (teddylfwu/RandomBinning at 6a42f52, ExptResults/plotdata_02012016/

@@ -1,6 +1,6 @@
 """numba kernels of L1-regularized randomized coordinate descent (paper Alg. 2, eq. 24-29).
 
-F(w) = lam ||w||_1 + (1/N) sum_i L(w^T z_i, y_i). One coordinate step (DESIGN §2):
+F(w) = lam ||w||_1 + (1/N) sum_i L(w^T z_i, y_i). One coordinate step (docs/design.md §2):
 g_j = (1/N) sum_i L'(yhat_i, y_i) z_ij, M_j = beta (1/N) sum_i z_ij^2 (times the eq. 29
 damping for synchronous parallel steps), w_j <- S(w_j - g_j / M_j, lam / M_j), then
 yhat_i += dw_j z_ij on the rows of column j.

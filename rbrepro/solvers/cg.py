@@ -4,7 +4,7 @@ Solves (Z^T Z + lam I) W = Z^T Y for every column of Y at once, applying Z and Z
 (never forming Z^T Z): each iteration is one gather and one scatter over Z for all
 right-hand sides together. Columns stop updating once their relative residual
 ||r|| / ||Z^T y|| reaches tol; the loop ends when all have, or after maxit iterations.
-The authors' defaults are maxit = 50, tol = 1e-3 (DESIGN §2): with small lam the early
+The authors' defaults are maxit = 50, tol = 1e-3 (docs/design.md §2): with small lam the early
 stop is part of the regularization.
 """
 

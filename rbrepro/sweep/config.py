@@ -12,7 +12,7 @@ Schema (all keys but `name` and `datasets` optional)::
     seeds: [0]
     threads: [1]               # numba threads per cell (a list is a grid dimension, Fig. 6); 0 = all cores
     exclusive: false           # true: one cell at a time, so timings are undisturbed (Fig. 5, Fig. 6)
-    protocol: fair             # fair | as-published | custom, recorded in every row (DESIGN §2a):
+    protocol: fair             # fair | as-published | custom, recorded in every row (docs/design.md §2a):
                                # fair = the L1 kernel for every method, sigma chosen on validation data;
                                # as-published = the authors' choices, the only protocol that may choose on test
     kernel: l1                 # l1 | euclidean: the baselines' kernel (rf, nystrom, block, exact); rb is L1
@@ -72,7 +72,7 @@ SELECT_RUN = ("chosen", "grid")
 
 @dataclass(frozen=True)
 class Selection:
-    """How sigma is chosen (DESIGN §2a): on which data, per R or per dataset (by method), and
+    """How sigma is chosen (docs/design.md §2a): on which data, per R or per dataset (by method), and
     whether every sigma also runs on test (the grid, chosen ones marked) or only the chosen one."""
     on: str = "validation"
     per: tuple[tuple[str, str], ...] = (("default", "R"),)   # (method | "default", "R" | "dataset")
