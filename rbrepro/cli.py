@@ -609,6 +609,7 @@ def sweep(
 
     out_dir = out or Path("runs") / cfg.name
     grid_cells = narrow(cfg.selection_cells()) + narrow(cfg.cells())
+    grid_cells += [c for c in narrow(cfg.band_cells()) if c not in set(grid_cells)]  # band at every sigma
     if not grid_cells:
         _fail(f"the filters select no cell of {config}")
     if memory_limit is not None and memory_limit <= 0:
@@ -630,7 +631,9 @@ def sweep(
                        f"seed={p.seed} threads={p.threads}" + (f" variant={p.variant}" if p.solver == "rcd" else "")
                        + (f" [selects sigma on {p.evaluate_on} data]" if i < n_selecting else ""))
         n_done = sum(s.status in ("done", "skipped") for s in states)
-        pending = "" if not cfg.selection_cells() else " (plus the chosen-sigma cells once selection is done)"
+        pending = " (plus the chosen-sigma cells once selection is done)" if cfg.selection_cells() else ""
+        if cfg.band_seeds and cfg.band_at == "chosen":
+            pending += f" (plus {len(cfg.band_seeds)} band seed(s) at each chosen sigma)"
         typer.echo(f"{len(states)} cells{pending}, {n_done} done, {sum(s.status == 'failed' for s in states)} "
                    f"failed, {len(states) - n_done} to run -> {out_dir}")
         return
