@@ -30,17 +30,17 @@ def main():
     for name, sigma in (("ijcnn1", 1.58), ("mnist", 1.58)):
         data = load_dataset(name)
         X = data.X_train
-        RandomBinningFeatures(2, sigma, 0).warm_up(X)
+        RandomBinningFeatures(n_grids=2, sigma=sigma, random_state=0).warm_up(X)
         for R in (256, 1024):
-            rb = RandomBinningFeatures(R, sigma, random_state=0)
-            rf = RandomFourierFeatures(R, sigma, random_state=0).fit(X)
+            rb = RandomBinningFeatures(n_grids=R, sigma=sigma, random_state=0)
+            rf = RandomFourierFeatures(n_components=R, sigma=sigma, random_state=0).fit(X)
             t_rb = best_of(lambda: rb.fit_transform_binned(X))
             t_rf = best_of(lambda: rf.transform(X))
             record("equal_r", f"{name} featurize R={R}: RB", t_rb, t_rf, "RF featurize (BLAS)",
                    note=f"N={X.shape[0]}, d={X.shape[1]}, D_RB={rb.n_bins_}")
     data = load_dataset("ijcnn1")
     for R in (256, 1024):
-        Z = RandomBinningFeatures(R, 1.58, random_state=0).fit_transform_binned(data.X_train)
+        Z = RandomBinningFeatures(n_grids=R, sigma=1.58, random_state=0).fit_transform_binned(data.X_train)
         p = np.random.default_rng(0).random(Z.n_columns)
         Z.rmatvec(Z.matvec(p))
         csr = Z.to_csr()

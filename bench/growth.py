@@ -36,7 +36,7 @@ def sigma_for_share(X, share=TARGET_SHARE, probe_R=4):
     n = X.shape[0]
     for _ in range(18):
         mid = np.sqrt(lo * hi)
-        D = RandomBinningFeatures(probe_R, mid, random_state=0).fit(X).n_bins_
+        D = RandomBinningFeatures(n_grids=probe_R, sigma=mid, random_state=0).fit(X).n_bins_
         lo, hi = (mid, hi) if D < share * n * probe_R else (lo, mid)
     return np.sqrt(lo * hi)
 
@@ -45,7 +45,7 @@ def timed_fit(X, y, R_, sigma):
     """RB featurize + 50 CG iterations; returns (Z, featurize s, CG s, peak MB above start)."""
     with PeakMemory() as peak:
         t0 = time.perf_counter()
-        Z = RandomBinningFeatures(R_, sigma, random_state=0).fit_transform_binned(X)
+        Z = RandomBinningFeatures(n_grids=R_, sigma=sigma, random_state=0).fit_transform_binned(X)
         t1 = time.perf_counter()
         ridge_cg(Z, y, 0.01, 50, 1e-12)
         t2 = time.perf_counter()
@@ -54,7 +54,7 @@ def timed_fit(X, y, R_, sigma):
 
 def main(max_rows):
     shapes = [("covtype-like", 54, [4648, 46481, 464809]), ("SUSY-like", 18, [4000, 40000, 400000, 4000000])]
-    RandomBinningFeatures(2, 1.0, 0).warm_up(np.zeros((4, 3), np.float32))
+    RandomBinningFeatures(n_grids=2, sigma=1.0, random_state=0).warm_up(np.zeros((4, 3), np.float32))
     for label, d, sizes in shapes:
         base = None
         for n in [s for s in sizes if s <= max_rows]:

@@ -23,7 +23,7 @@ TOLS = (1e-3, 1e-4, 1e-6)
 def main():
     for name, sigma, R, lam in CASES:
         data = load_dataset(name)
-        Z = RandomBinningFeatures(R, sigma, random_state=0).fit_transform_binned(data.X_train)
+        Z = RandomBinningFeatures(n_grids=R, sigma=sigma, random_state=0).fit_transform_binned(data.X_train)
         y = np.where(data.y_train == data.y_train.max(), 1.0, -1.0) if data.task == "binary" else data.y_train
         ridge_cg(Z, y, lam, 2, 1e-3, jacobi=True)  # warm the kernels
         print(f"{name}: RB R={R} sigma={sigma} lam={lam}, D={Z.n_columns}")

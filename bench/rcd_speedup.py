@@ -36,8 +36,8 @@ def main():
     y = data.y_train
     cores = numba.config.NUMBA_NUM_THREADS
     feats = {
-        "RB": lambda: RandomBinningFeatures(256, 1.58, random_state=0).fit_transform_binned(data.X_train),
-        "RF": lambda: RandomFourierFeatures(256, 0.3, random_state=0).fit_transform(data.X_train),
+        "RB": lambda: RandomBinningFeatures(n_grids=256, sigma=1.58, random_state=0).fit_transform_binned(data.X_train),
+        "RF": lambda: RandomFourierFeatures(n_components=256, sigma=0.3, random_state=0).fit_transform(data.X_train),
     }
     print(f"ijcnn1, squared hinge, lam = {LAM}, eps = {EPS}; threads available: {cores}")
     for name, make in feats.items():

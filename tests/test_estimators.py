@@ -44,6 +44,8 @@ def test_every_export_is_built_without_arguments_and_has_its_role():
             assert hasattr(est, "transform")
         doc = inspect.getdoc(cls)  # numpydoc sections
         assert "Parameters\n----------" in doc and "Attributes\n----------" in doc, name
+        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        assert all(p.kind is p.KEYWORD_ONLY for p in params), f"{name}: parameters are keyword-only"
 
 
 @pytest.mark.parametrize("cls", EXPORTED)
@@ -68,7 +70,7 @@ def test_grid_search_over_sigma_with_default_scoring_on_digits():
     search.fit(X_tr, y_tr)
     assert search.best_params_["randombinningclassifier__sigma"] == 0.3
     assert search.score(X_te, y_te) > 0.95
-    scores = cross_val_score(make_pipeline(MinMaxScaler(), RandomBinningClassifier(64, 0.3, random_state=0)),
+    scores = cross_val_score(make_pipeline(MinMaxScaler(), RandomBinningClassifier(n_grids=64, sigma=0.3, random_state=0)),
                              X, y, cv=3)
     assert scores.shape == (3,) and scores.min() > 0.9
 
@@ -145,7 +147,7 @@ def test_prediction_in_row_blocks_equals_one_block(method, monkeypatch):
 
     rng = np.random.default_rng(0)
     X = rng.random((2000, 5))
-    model = feature_ridge.FEATURE_RIDGE[method, "classification"](64, 1.0, random_state=0).fit(X, X[:, 0] > 0.5)
+    model = feature_ridge.FEATURE_RIDGE[method, "classification"](n_grids=64, sigma=1.0, random_state=0).fit(n_grids=X, sigma=X[:, 0] > 0.5)
     whole = model.decision_function(X)
     monkeypatch.setattr(feature_ridge, "PREDICT_BLOCK_ENTRIES", 64 * 300)  # 7 blocks, the last one short
     tol = 1e-5 if method == "rf" else 1e-12  # RF features are float32 sgemm, whose sums depend on the shape
@@ -160,15 +162,15 @@ def test_cg_on_blocks_of_targets_when_all_at_once_would_exceed_the_memory_limit(
     from rbrepro.models.feature_ridge import cg_columns_per_pass, solve_memory
 
     X_tr, X_te, y_tr, y_te = digits
-    whole = RandomBinningClassifier(16, 3.0, 0.01, random_state=0).fit(X_tr, y_tr)
+    whole = RandomBinningClassifier(n_grids=16, sigma=3.0, lam=0.01, random_state=0).fit(X_tr, y_tr)
     D = whole.n_columns_
     limit_gb = (8.0 * D * 10 + 3.5 * solve_memory("rb", "cg", D, 1)) / 2**30  # room for 3 columns per pass
     assert cg_columns_per_pass(D, 10, limit_gb * 2**30) == 3
-    blocked = RandomBinningClassifier(16, 3.0, 0.01, random_state=0, memory_limit_gb=limit_gb).fit(X_tr, y_tr)
+    blocked = RandomBinningClassifier(n_grids=16, sigma=3.0, lam=0.01, random_state=0, memory_limit_gb=limit_gb).fit(X_tr, y_tr)
     assert whole.cg_passes_ == 1 and blocked.cg_passes_ == 4
     np.testing.assert_allclose(blocked.coef_, whole.coef_, rtol=0, atol=1e-12)
     assert blocked.cg_iterations_ == whole.cg_iterations_
     np.testing.assert_array_equal(blocked.predict(X_te), whole.predict(X_te))
     with pytest.raises(MemoryLimitError, match="cg solve for D"):
-        RandomBinningClassifier(16, 3.0, 0.01, random_state=0,
+        RandomBinningClassifier(n_grids=16, sigma=3.0, lam=0.01, random_state=0,
                                 memory_limit_gb=8.0 * D * 10.5 / 2**30).fit(X_tr, y_tr)

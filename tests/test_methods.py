@@ -56,7 +56,7 @@ def test_random_fourier_expectation_matches_its_kernel(kernel, reference):
     rng = np.random.default_rng(12)
     X = rng.random((12, 4))
     sigma = 1.5
-    grams = np.array([(lambda Z: Z @ Z.T)(RandomFourierFeatures(256, sigma, kernel, s).fit_transform(X)
+    grams = np.array([(lambda Z: Z @ Z.T)(RandomFourierFeatures(n_components=256, sigma=sigma, kernel=kernel, random_state=s).fit_transform(X)
                                           .astype(np.float64)) for s in range(200)])
     mean, se = grams.mean(axis=0), grams.std(axis=0, ddof=1) / np.sqrt(len(grams))
     z = np.abs(mean - reference(X, sigma)) / np.maximum(se, 1e-12)
@@ -72,7 +72,7 @@ def test_random_fourier_is_unbiased_and_error_falls_with_R():
     K = sk_laplacian(X, X, gamma=1.2)
     errors = []
     for R in (64, 1024, 16384):
-        gram = np.mean([(lambda Z: Z @ Z.T)(RandomFourierFeatures(R, 1.2, random_state=s).fit_transform(X).astype(np.float64))
+        gram = np.mean([(lambda Z: Z @ Z.T)(RandomFourierFeatures(n_components=R, sigma=1.2, random_state=s).fit_transform(X).astype(np.float64))
                         for s in range(3)], axis=0)
         errors.append(np.abs(gram - K).mean())
     assert errors[0] > errors[1] > errors[2]
@@ -84,22 +84,22 @@ def test_nystrom_reconstructs_the_kernel_statistically_and_exactly_at_R_equal_N(
     rng = np.random.default_rng(3)
     X = rng.random((200, 3))
     K = sk_laplacian(X, X, gamma=1.0)
-    Z = NystromFeatures(200, 1.0, random_state=0).fit_transform(X)
+    Z = NystromFeatures(n_components=200, sigma=1.0, random_state=0).fit_transform(X)
     np.testing.assert_allclose(Z @ Z.T, K, atol=1e-8)
-    err = [np.abs((lambda Z: Z @ Z.T)(NystromFeatures(R, 1.0, random_state=0).fit_transform(X)) - K).mean() for R in (10, 50, 150)]
+    err = [np.abs((lambda Z: Z @ Z.T)(NystromFeatures(n_components=R, sigma=1.0, random_state=0).fit_transform(X)) - K).mean() for R in (10, 50, 150)]
     assert err[0] > err[1] > err[2]
 
 
 def test_nystrom_euclidean_at_R_equal_N_reconstructs_its_kernel():
     X = np.random.default_rng(13).random((120, 3))
-    Z = NystromFeatures(120, 0.8, "euclidean", 0).fit_transform(X)
+    Z = NystromFeatures(n_components=120, sigma=0.8, kernel="euclidean", random_state=0).fit_transform(X)
     np.testing.assert_allclose(Z @ Z.T, euclidean_laplacian(X, X, 0.8), atol=1e-8)
 
 
 def test_nystrom_with_more_landmarks_than_rows_uses_every_row():
     X = np.random.default_rng(14).random((30, 3))
     with pytest.warns(UserWarning, match="only 30 training rows"):
-        feats = NystromFeatures(64, 1.0, random_state=0).fit(X)
+        feats = NystromFeatures(n_components=64, sigma=1.0, random_state=0).fit(X)
     assert feats.n_components_ == 30 and feats.transform(X).shape == (30, 30)
 
 
@@ -117,10 +117,10 @@ def test_exact_kernel_ridge_equals_scikit_learn(regression):
 def test_nystrom_with_all_points_as_landmarks_equals_exact(regression):
     X, y, Xt, _ = regression
     exact = ExactKernelRegressor(sigma=2.0, lam=0.05).fit(X, y)
-    nys = NystromRegressor(300, 2.0, lam=0.05, random_state=0).fit(X, y)
+    nys = NystromRegressor(n_components=300, sigma=2.0, lam=0.05, random_state=0).fit(X, y)
     assert nys.solver_ == "direct"  # the authors' solve is the default
     np.testing.assert_allclose(nys.predict(Xt), exact.predict(Xt), atol=1e-6)
-    nys_cg = NystromRegressor(300, 2.0, lam=0.05, solver="cg", maxit=3000, tol=1e-12).fit(X, y)
+    nys_cg = NystromRegressor(n_components=300, sigma=2.0, lam=0.05, solver="cg", maxit=3000, tol=1e-12).fit(X, y)
     np.testing.assert_allclose(nys_cg.predict(Xt), exact.predict(Xt), atol=1e-5)
 
 
@@ -161,13 +161,13 @@ def test_block_with_one_leaf_equals_exact_and_routes_like_training(regression):
 
 def test_rf_direct_and_cg_agree_and_center_default(regression):
     X, y, Xt, yt = regression
-    direct = RandomFourierRegressor(64, 2.0, lam=0.05, random_state=0).fit(X, y)
-    cg = RandomFourierRegressor(64, 2.0, lam=0.05, solver="cg", maxit=2000, tol=1e-12, random_state=0).fit(X, y)
+    direct = RandomFourierRegressor(n_components=64, sigma=2.0, lam=0.05, random_state=0).fit(X, y)
+    cg = RandomFourierRegressor(n_components=64, sigma=2.0, lam=0.05, solver="cg", maxit=2000, tol=1e-12, random_state=0).fit(X, y)
     assert direct.solver_ == "direct" and direct.center_ is True
     np.testing.assert_allclose(direct.predict(Xt), cg.predict(Xt), atol=1e-5)
-    rb = RandomBinningRegressor(64, 2.0, 0.05, random_state=0).fit(X, y)
-    rb_direct = RandomBinningRegressor(64, 2.0, 0.05, solver="direct", random_state=0).fit(X, y)
-    rb_cg = RandomBinningRegressor(64, 2.0, 0.05, maxit=5000, tol=1e-13, random_state=0).fit(X, y)
+    rb = RandomBinningRegressor(n_grids=64, sigma=2.0, lam=0.05, random_state=0).fit(X, y)
+    rb_direct = RandomBinningRegressor(n_grids=64, sigma=2.0, lam=0.05, solver="direct", random_state=0).fit(X, y)
+    rb_cg = RandomBinningRegressor(n_grids=64, sigma=2.0, lam=0.05, maxit=5000, tol=1e-13, random_state=0).fit(X, y)
     assert rb.solver_ == "cg" and rb.center_ is False
     np.testing.assert_allclose(rb_direct.predict(Xt), rb_cg.predict(Xt), atol=1e-6)
 
@@ -175,10 +175,10 @@ def test_rf_direct_and_cg_agree_and_center_default(regression):
 def test_every_method_beats_the_mean_predictor(regression):
     X, y, Xt, yt = regression
     baseline = np.linalg.norm(yt - y.mean()) / np.linalg.norm(yt)
-    models = [RandomBinningRegressor(64, 2.0, random_state=0), RandomFourierRegressor(64, 2.0, random_state=0),
-              NystromRegressor(64, 2.0, random_state=0), IndependentBlockRegressor(64, 2.0, random_state=0),
-              ExactKernelRegressor(2.0)]
-    models += [cls(64, 2.0, kernel="euclidean", random_state=0)
+    models = [RandomBinningRegressor(n_grids=64, sigma=2.0, random_state=0), RandomFourierRegressor(n_components=64, sigma=2.0, random_state=0),
+              NystromRegressor(n_components=64, sigma=2.0, random_state=0), IndependentBlockRegressor(leaf_size=64, sigma=2.0, random_state=0),
+              ExactKernelRegressor(sigma=2.0)]
+    models += [cls(n_components=64, sigma=2.0, kernel="euclidean", random_state=0)
                for cls in (RandomFourierRegressor, NystromRegressor, IndependentBlockRegressor)]
     for model in models:
         err = np.linalg.norm(model.fit(X, y).predict(Xt) - yt) / np.linalg.norm(yt)
@@ -191,7 +191,7 @@ def test_memory_guard_refuses_before_allocating(regression):
                                                r"memory limit of 0\.0 GB"):
         ExactKernelRegressor(memory_limit_gb=1e-5).fit(X, y)
     with pytest.raises(MemoryLimitError, match="rf features"):
-        RandomFourierRegressor(4096, memory_limit_gb=1e-3).fit(X, y)
+        RandomFourierRegressor(n_components=4096, memory_limit_gb=1e-3).fit(X, y)
     huge_n = 10**6
     from rbrepro.memory import check_memory
 

@@ -21,7 +21,7 @@ def problem():
     X = rng.random((400, 3))
     y_cls = np.where(np.linalg.norm(X - 0.5, axis=1) < 0.4, 1.0, -1.0)
     y_reg = np.sin(3 * X[:, 0]) + X[:, 1]
-    Z = RandomBinningFeatures(16, 2.0, random_state=0).fit_transform_binned(X)
+    Z = RandomBinningFeatures(n_grids=16, sigma=2.0, random_state=0).fit_transform_binned(X)
     return X, y_cls, y_reg, Z, dense_features(Z.ids, Z.n_columns)
 
 
@@ -103,7 +103,7 @@ def test_rf_features_and_traces():
     rng = np.random.default_rng(4)
     X = rng.random((300, 3))
     y = np.where(X[:, 0] > 0.5, 1.0, -1.0)
-    Z = RandomFourierFeatures(40, 1.0, random_state=0).fit_transform(X)
+    Z = RandomFourierFeatures(n_components=40, sigma=1.0, random_state=0).fit_transform(X)
     res = l1_rcd(Z, y, 1e-3, "logistic", epochs=30, threads=2, variant="sync")
     objs = [t[1] for t in res.trace]
     assert len(res.trace) == 31 and objs[-1] < objs[0]

@@ -76,7 +76,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     nnz_ : int, stored entries of the training Z (N R).
     """
 
-    def __init__(self, n_grids: int = 256, sigma: float = 1.0, random_state=None, draws: str = "numpy"):
+    def __init__(self, *, n_grids: int = 256, sigma: float = 1.0, random_state=None, draws: str = "numpy"):
         self.n_grids = n_grids
         self.sigma = sigma
         self.random_state = random_state

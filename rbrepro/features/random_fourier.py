@@ -50,7 +50,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     n_features_in_ : int
     """
 
-    def __init__(self, n_components: int = 256, sigma: float = 1.0, kernel: str = "l1", random_state=None):
+    def __init__(self, *, n_components: int = 256, sigma: float = 1.0, kernel: str = "l1", random_state=None):
         self.n_components = n_components
         self.sigma = sigma
         self.kernel = kernel

@@ -112,8 +112,9 @@ def make_model(params: CellParams, task: str, threads: int):
     p = params
     optional = {} if p.center is None else {"center": p.center}
     if p.solver == "rcd":
-        return L1_MODEL[task](p.method, p.R, p.sigma, p.lam, p.loss, p.epochs, threads, p.variant, p.seed,
-                              p.memory_limit_gb)
+        return L1_MODEL[task](method=p.method, n_components=p.R, sigma=p.sigma, l1=p.lam, loss=p.loss,
+                              epochs=p.epochs, threads=threads, variant=p.variant, random_state=p.seed,
+                              memory_limit_gb=p.memory_limit_gb)
     if p.method == "exact":
         return KERNEL_RIDGE["exact", task](sigma=p.sigma, kernel=p.kernel, lam=p.lam,
                                            memory_limit_gb=p.memory_limit_gb, **optional)

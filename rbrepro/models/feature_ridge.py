@@ -256,7 +256,7 @@ class _RandomBinningRidge(_FeatureRidge):
     _method = "rb"
     _r_param = "n_grids"
 
-    def __init__(self, n_grids=256, sigma=1.0, lam=0.01, solver="cg", maxit=MAXIT, tol=TOL, center=False,
+    def __init__(self, *, n_grids=256, sigma=1.0, lam=0.01, solver="cg", maxit=MAXIT, tol=TOL, center=False,
                  random_state=None, memory_limit_gb=None, draws="numpy"):
         self.n_grids = n_grids
         self.sigma = sigma
@@ -281,7 +281,7 @@ class _RandomFourierRidge(_FeatureRidge):
     _method = "rf"
     _r_param = "n_components"
 
-    def __init__(self, n_components=256, sigma=1.0, kernel="l1", lam=0.01, solver="direct", maxit=MAXIT, tol=TOL,
+    def __init__(self, *, n_components=256, sigma=1.0, kernel="l1", lam=0.01, solver="direct", maxit=MAXIT, tol=TOL,
                  center=True, random_state=None, memory_limit_gb=None):
         self.n_components = n_components
         self.sigma = sigma

@@ -80,7 +80,7 @@ class _ExactKernelRidge(_KernelRidgeBase):
     solver_ = "cholesky"
     method = "exact"
 
-    def __init__(self, sigma=1.0, kernel="l1", lam=0.01, center=True, memory_limit_gb=None):
+    def __init__(self, *, sigma=1.0, kernel="l1", lam=0.01, center=True, memory_limit_gb=None):
         self.sigma = sigma
         self.kernel = kernel
         self.lam = lam
@@ -130,7 +130,7 @@ class _IndependentBlockRidge(_KernelRidgeBase):
     solver_ = "cholesky"
     method = "block"
 
-    def __init__(self, leaf_size=256, sigma=1.0, kernel="l1", lam=0.01, center=True, random_state=None,
+    def __init__(self, *, leaf_size=256, sigma=1.0, kernel="l1", lam=0.01, center=True, random_state=None,
                  memory_limit_gb=None):
         self.leaf_size = leaf_size
         self.sigma = sigma

@@ -25,7 +25,7 @@ METHODS = ("rb", "rf")
 class _L1FeatureModel(BaseEstimator):
     """min_w l1 ||w||_1 + mean_i L(w^T z_i, y_i) on RB or RF features by RCD."""
 
-    def __init__(self, method="rb", n_components=256, sigma=1.0, l1=1e-4, loss="squared_hinge", epochs=20,
+    def __init__(self, *, method="rb", n_components=256, sigma=1.0, l1=1e-4, loss="squared_hinge", epochs=20,
                  threads=1, variant="async", random_state=None, memory_limit_gb=None):
         self.method = method
         self.n_components = n_components
@@ -65,10 +65,10 @@ class _L1FeatureModel(BaseEstimator):
         seed = 0 if seed is None else int(seed)  # RCD's coordinate order is seeded even without a random_state
         t0 = time.perf_counter()
         if self.method == "rb":
-            self.features_ = RandomBinningFeatures(self.n_components, self.sigma, seed)
+            self.features_ = RandomBinningFeatures(n_grids=self.n_components, sigma=self.sigma, random_state=seed)
             Z = self.features_.fit_transform_binned(X)
         else:
-            self.features_ = RandomFourierFeatures(self.n_components, self.sigma, random_state=seed)
+            self.features_ = RandomFourierFeatures(n_components=self.n_components, sigma=self.sigma, random_state=seed)
             Z = self.features_.fit(X).transform(X)
         columns = prepare(Z)
         t1 = time.perf_counter()
