@@ -178,7 +178,8 @@ def test_every_method_beats_the_mean_predictor(regression):
     models = [RandomBinningRegressor(n_grids=64, sigma=2.0, random_state=0), RandomFourierRegressor(n_components=64, sigma=2.0, random_state=0),
               NystromRegressor(n_components=64, sigma=2.0, random_state=0), IndependentBlockRegressor(leaf_size=64, sigma=2.0, random_state=0),
               ExactKernelRegressor(sigma=2.0)]
-    models += [cls(n_components=64, sigma=2.0, kernel="euclidean", random_state=0)
+    models += [cls(**{"leaf_size" if cls is IndependentBlockRegressor else "n_components": 64}, sigma=2.0,
+                   kernel="euclidean", random_state=0)
                for cls in (RandomFourierRegressor, NystromRegressor, IndependentBlockRegressor)]
     for model in models:
         err = np.linalg.norm(model.fit(X, y).predict(Xt) - yt) / np.linalg.norm(yt)
