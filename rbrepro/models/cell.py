@@ -195,6 +195,7 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None) -
         "task": data.task,
         "metric": metrics.metric_name(data.task),
         **_metrics(model, data, test_out, authors_scoring),
+        "scoring": "authors" if authors_scoring else "standard",  # what was applied (regression: the standard)
         "n_train": data.X_train.shape[0],
         "n_test": data.X_test.shape[0],
         **cost,

@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 
 from rbrepro.published import published_table
-from rbrepro.sweep.summary import chosen_rows
 
 #: The band's widening: accuracy points, and the share of a relative error.
 ACCURACY_POINTS = 0.5
@@ -30,8 +29,8 @@ DRAW_RELATIVE_ERROR_SHARE = 0.01
 #: Seeds a band needs before its verdict counts as a band (fewer: said beside the count).
 MIN_BAND_SEEDS = 5
 
-REPRODUCED, BETTER, WORSE = "reproduced", "better", "worse"
-VERDICTS = (REPRODUCED, BETTER, WORSE)
+REPRODUCED, BETTER, WORSE, NO_RESULT = "reproduced", "better", "worse", "no result here"
+VERDICTS = (REPRODUCED, BETTER, WORSE, NO_RESULT)
 
 
 def widened(lo: float, hi: float, metric: str) -> tuple[float, float]:
@@ -79,11 +78,11 @@ class Point:
 
     @property
     def ours(self) -> float:
-        return float(np.mean(self.values))
+        return float(np.mean(self.values)) if self.values else float("nan")
 
     @property
     def band(self) -> tuple[float, float]:
-        return float(min(self.values)), float(max(self.values))
+        return (float(min(self.values)), float(max(self.values))) if self.values else (float("nan"),) * 2
 
     @property
     def seeds(self) -> int:
@@ -95,11 +94,11 @@ class Point:
 
     @property
     def verdict(self) -> str:
-        return verdict(*self.band, self.published, self.metric)
+        return verdict(*self.band, self.published, self.metric) if self.values else NO_RESULT
 
     @property
     def no_worse(self) -> bool:
-        return no_worse(self.ours, self.published, self.metric)
+        return bool(self.values) and no_worse(self.ours, self.published, self.metric)
 
     @property
     def draw_matches(self) -> bool | None:
@@ -120,84 +119,99 @@ def test_rows(results: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
-def _best_sigma(rows: pd.DataFrame, metric: str) -> float:
-    means = rows.groupby("sigma")["test_metric"].mean()
-    return float(means.idxmax() if metric == "accuracy" else means.idxmin())
+def chosen_sigma_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per (dataset, method, R), the rows at the sigma the protocol chose (numpy draws and the
+    authors' draws alike): the `selected` rows where the sweep chose; where it chose nothing
+    at all (a grid), the best test mean, as the authors picked. A group the sweep's selection
+    left out has no chosen rows (never a test-set pick in its place)."""
+    if rows.empty:
+        return rows
+    selected = rows["selected"].fillna(False).astype(bool) if "selected" in rows else None
+    if selected is not None and selected.any():
+        return rows[selected]
+    keep = []
+    for _, group in rows.groupby(["dataset", "method", "R"], sort=False):
+        basis = group[_rng(group) == "authors"] if (_rng(group) == "authors").any() else group
+        metric = group["metric"].iloc[0]
+        means = basis.groupby("sigma")["test_metric"].mean()
+        best = means.idxmax() if metric == "accuracy" else means.idxmin()
+        keep.append(group[np.isclose(group["sigma"], best, rtol=1e-9)])
+    return pd.concat(keep) if keep else rows.iloc[:0]
 
 
 def _draw_value(rows: pd.DataFrame, sigma: float) -> float | None:
+    """The authors' draw at sigma (it ignores the seed: several seeds are the same cell)."""
     at = rows[np.isclose(rows["sigma"], sigma, rtol=1e-9)]
-    return float(at["test_metric"].iloc[0]) if len(at) else None
+    return float(at["test_metric"].mean()) if len(at) else None
 
 
-def _fig5_points(rows: pd.DataFrame, published: pd.DataFrame) -> list[Point]:
-    ref = published[published["panel"] == "fig5"]
-    rng = _rng(rows)
+def _fig5_points(rows: pd.DataFrame, published: pd.DataFrame, datasets: list[str]) -> list[Point]:
+    ref = published[(published["panel"] == "fig5") & published["dataset"].isin(datasets)]
+    chosen = chosen_sigma_rows(rows)
+    rng = _rng(chosen)
     points = []
-    for (dataset, method, R), ours in rows.groupby(["dataset", "method", "R"]):
-        pub = ref[(ref["dataset"] == dataset) & (ref["method"] == method) & (ref["R"] == int(R))]
-        if pub.empty:
+    for pub in ref.itertuples():
+        ours = chosen[(chosen["dataset"] == pub.dataset) & (chosen["method"] == pub.method) & (chosen["R"] == pub.R)]
+        metric = "accuracy" if pub.perf > 1.5 else "rel_error"
+        if ours.empty:
+            points.append(Point("fig5", pub.dataset, pub.method, int(pub.R), float("nan"), float(pub.perf), metric, ()))
             continue
-        metric = ours["metric"].iloc[0]
+        sigma = float(ours["sigma"].iloc[0])
         seeded, draws = ours[rng[ours.index] == "numpy"], ours[rng[ours.index] == "authors"]
-        picked = chosen_rows(ours)
-        if picked is ours:  # no selection recorded: the best test mean, as the authors picked
-            sigma = _best_sigma(draws if len(draws) else seeded, metric)
-        else:
-            sigma = float(picked["sigma"].iloc[0])
-        band = seeded[np.isclose(seeded["sigma"], sigma, rtol=1e-9)]
-        if band.empty:
-            continue
-        points.append(Point("fig5", dataset, method, int(R), sigma, float(pub["perf"].iloc[0]), metric,
-                            tuple(band.groupby("seed")["test_metric"].mean()),
+        points.append(Point("fig5", pub.dataset, pub.method, int(pub.R), sigma, float(pub.perf), ours["metric"].iloc[0],
+                            tuple(seeded.groupby("seed")["test_metric"].mean()),
                             _draw_value(draws, sigma) if len(draws) else None))
     return points
 
 
-def _fig3_points(rows: pd.DataFrame, published: pd.DataFrame) -> list[Point]:
-    ref = published[(published["panel"] == "fig3") & (published["split"] == "test")]
-    rng = _rng(rows)
+def _fig3_points(rows: pd.DataFrame, published: pd.DataFrame, datasets: list[str]) -> list[Point]:
+    ref = published[(published["panel"] == "fig3") & (published["split"] == "test") & published["dataset"].isin(datasets)]
+    rb = rows[rows["method"] == "rb"]
+    rng = _rng(rb)
+    ours_R = set(rb["R"].astype(int))
     points = []
-    for (dataset, R), ours in rows[rows["method"] == "rb"].groupby(["dataset", "R"]):
-        pub = ref[(ref["dataset"] == dataset) & (ref["method"] == "rb") & (ref["R"] == int(R))]
-        metric = ours["metric"].iloc[0]
-        seeded, draws = ours[rng[ours.index] == "numpy"], ours[rng[ours.index] == "authors"]
-        for sigma, group in seeded.groupby("sigma"):
-            match = pub[np.isclose(pub["sigma"], sigma, rtol=1e-3)]
-            if not match.empty:
-                points.append(Point("fig3", dataset, "rb", int(R), float(sigma), float(match["perf"].iloc[0]),
-                                    metric, tuple(group.groupby("seed")["test_metric"].mean()),
-                                    _draw_value(draws, sigma) if len(draws) else None))
-    for dataset, ours in rows[rows["method"] == "exact"].groupby("dataset"):
-        pub = ref[(ref["dataset"] == dataset) & (ref["method"] == "exact")]
-        if pub.empty:
+    for pub in ref[(ref["method"] == "rb") & ref["R"].isin(ours_R or {128})].itertuples():
+        at = rb[(rb["dataset"] == pub.dataset) & (rb["R"] == pub.R) & np.isclose(rb["sigma"], pub.sigma, rtol=1e-3)]
+        metric = "accuracy" if pub.perf > 1.5 else "rel_error"
+        seeded, draws = at[rng[at.index] == "numpy"], at[rng[at.index] == "authors"]
+        points.append(Point("fig3", pub.dataset, "rb", int(pub.R), float(pub.sigma), float(pub.perf),
+                            at["metric"].iloc[0] if len(at) else metric,
+                            tuple(seeded.groupby("seed")["test_metric"].mean()),
+                            float(draws["test_metric"].mean()) if len(draws) else None))
+    exact_rows = rows[rows["method"] == "exact"]
+    for pub in ref[ref["method"] == "exact"].itertuples():
+        ours = exact_rows[exact_rows["dataset"] == pub.dataset]
+        metric = "accuracy" if pub.perf > 1.5 else "rel_error"
+        if ours.empty:
+            points.append(Point("fig3", pub.dataset, "exact", 0, float("nan"), float(pub.perf), metric, ()))
             continue
-        metric = ours["metric"].iloc[0]
-        pick = chosen_rows(ours)
-        if pick is ours:
-            pick = ours.loc[[ours["test_metric"].idxmax() if metric == "accuracy" else ours["test_metric"].idxmin()]]
-        points.append(Point("fig3", dataset, "exact", 0, float(pick["sigma"].iloc[0]), float(pub["perf"].iloc[0]),
-                            metric, (float(pick["test_metric"].iloc[0]),)))
+        pick = chosen_sigma_rows(ours.assign(R=0))
+        points.append(Point("fig3", pub.dataset, "exact", 0, float(pick["sigma"].iloc[0]), float(pub.perf),
+                            ours["metric"].iloc[0], (float(pick["test_metric"].iloc[0]),)))
     return points
 
 
-def compare_points(results: pd.DataFrame, figure: str, published: pd.DataFrame | None = None) -> list[Point]:
-    """Our points beside the published ones that share their coordinates.
+def compare_points(results: pd.DataFrame, figure: str, published: pd.DataFrame | None = None,
+                   datasets: list[str] | None = None) -> list[Point]:
+    """Our points beside every published point of `datasets` (default: those in the results).
 
-    fig5: per (dataset, method, R), the band over seeds at our chosen sigma (with no selection
-    in the results, the best test mean, as the authors picked) against the authors' row, and
-    the authors' draw at that sigma where it ran. fig3: RB's band per (dataset, sigma) at a
-    published R (64, 128, 256), and the exact kernel's chosen value against its line."""
+    fig5: per (dataset, method, R), the band over seeds at the chosen sigma (`chosen_sigma_rows`)
+    against the authors' row, and the authors' draw at that sigma where it ran. fig3: RB's band
+    per (dataset, sigma) at the R the results ran, and the exact kernel's chosen value against
+    its line. A published point with nothing of ours to compare is kept, as "no result here"."""
     published = published_table() if published is None else published
     rows = test_rows(results)
-    if rows.empty:
+    datasets = sorted(set(rows["dataset"])) if datasets is None else list(datasets)
+    if not datasets:
         return []
-    return _fig5_points(rows, published) if figure == "fig5" else _fig3_points(rows, published)
+    return (_fig5_points if figure == "fig5" else _fig3_points)(rows, published, datasets)
 
 
 @dataclass(frozen=True)
 class Counts:
-    """The three two-sided counts, the one-sided count under its own name, and the draws' count."""
+    """The three two-sided counts (of the points we have a result for), the points without one,
+    the one-sided count under its own name, and the authors' draws' count."""
+    published: int
     total: int
     reproduced: int
     better: int
@@ -209,11 +223,13 @@ class Counts:
 
     @classmethod
     def of(cls, points: list[Point]) -> "Counts":
-        draws = [p for p in points if p.authors_draw is not None]
-        return cls(total=len(points), reproduced=sum(p.verdict == REPRODUCED for p in points),
-                   better=sum(p.verdict == BETTER for p in points), worse=sum(p.verdict == WORSE for p in points),
-                   no_worse=sum(p.no_worse for p in points),
-                   min_seeds=min((p.seeds for p in points if p.method != "exact"), default=0),
+        compared = [p for p in points if p.values]
+        draws = [p for p in compared if p.authors_draw is not None]
+        return cls(published=len(points), total=len(compared),
+                   reproduced=sum(p.verdict == REPRODUCED for p in compared),
+                   better=sum(p.verdict == BETTER for p in compared), worse=sum(p.verdict == WORSE for p in compared),
+                   no_worse=sum(p.no_worse for p in compared),
+                   min_seeds=min((p.seeds for p in compared if p.method != "exact"), default=0),
                    draws_total=len(draws), draws_matching=sum(bool(p.draw_matches) for p in draws))
 
     def line(self) -> str:
@@ -223,13 +239,17 @@ class Counts:
                 f"{self.better} better, {self.worse} worse (band over {self.min_seeds} seed(s)"
                 f"{'' if self.min_seeds >= MIN_BAND_SEEDS else f', fewer than {MIN_BAND_SEEDS}'}); "
                 f"one-sided 'no worse': {self.no_worse}")
+        if self.published > self.total:
+            text += f"; {self.published - self.total} more published point(s) have no result here"
         if self.draws_total:
-            text += f"; authors' draws: {self.draws_matching} of {self.draws_total} RB points within 0.2 / 1 %"
+            text += (f"; authors' draws: {self.draws_matching} of {self.draws_total} RB points within "
+                     f"{DRAW_ACCURACY_POINTS} points / {DRAW_RELATIVE_ERROR_SHARE:.0%}")
         return text
 
 
 def _worst(group: list[Point]) -> Point:
-    return min(group, key=lambda p: -p.difference if p.metric == "rel_error" else p.difference)
+    compared = [p for p in group if p.values]
+    return min(compared, key=lambda p: -p.difference if p.metric == "rel_error" else p.difference)
 
 
 def comparison_lines(points: list[Point], mode: str = "points") -> list[str]:
@@ -240,7 +260,7 @@ def comparison_lines(points: list[Point], mode: str = "points") -> list[str]:
         groups.setdefault((p.dataset, p.method), []).append(p)
     lines = []
     if mode == "points":
-        for p in points:
+        for p in (p for p in points if p.values):
             unit = "%" if p.metric == "accuracy" else ""
             at = f"R={p.R}" if p.method != "exact" else "exact"
             lo, hi = p.band
@@ -254,13 +274,17 @@ def comparison_lines(points: list[Point], mode: str = "points") -> list[str]:
                   "|---|---|---|---|---|---|---|---|"]
     for (dataset, method), group in sorted(groups.items()):
         c = Counts.of(group)
+        if not c.total:
+            continue
         draws = f"{c.draws_matching} / {c.draws_total}" if c.draws_total else "–"
-        seeds = min(p.seeds for p in group)
+        seeds = min(p.seeds for p in group if p.values)
         if mode == "markdown":
             lines.append(f"| {dataset} | {method} | {c.total} | {c.reproduced} | {c.better} | {c.worse} | {seeds} "
                          f"| {draws} |")
         elif mode == "summary":
             lines.append(f"{dataset:9s} {method:8s} {c.reproduced}/{c.total} reproduced, {c.better} better, "
                          f"{c.worse} worse; worst difference {_worst(group).difference:+.4g} (R={_worst(group).R})")
+        if c.published > c.total:
+            lines[-1] += f"; {c.published - c.total} published without a result here" if mode == "summary" else ""
     lines.append(Counts.of(points).line())
     return lines

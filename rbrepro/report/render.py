@@ -18,7 +18,17 @@ from rbrepro.data.atomic import write_text_atomic
 from rbrepro.plots import load_results
 from rbrepro.plots.tables import tables
 from rbrepro.report import claims as C
-from rbrepro.report.fidelity import MIN_BAND_SEEDS, REPRODUCED, Counts, compare_points, comparison_lines
+from rbrepro.report.fidelity import (
+    ACCURACY_POINTS,
+    DRAW_ACCURACY_POINTS,
+    DRAW_RELATIVE_ERROR_SHARE,
+    MIN_BAND_SEEDS,
+    RELATIVE_ERROR_SHARE,
+    REPRODUCED,
+    Counts,
+    compare_points,
+    comparison_lines,
+)
 
 REPORT = "REPRODUCTION.md"
 README = "README.md"
@@ -36,7 +46,7 @@ CLAIMS = (
      lambda res, cfg: C.claim1_coincide_then_diverge(res)),
     (2, "the train time at the best sigma is only slightly above the smallest (§5.1, Fig. 3)", "fig3",
      lambda res, cfg: C.claim2_best_sigma_is_cheap(res)),
-    (3, "performance converges steadily with D as R grows (§5.1, Fig. 4)", "fig4",
+    (3, "performance converges almost linearly with D as R grows (§5.1, Fig. 4)", "fig4",
      lambda res, cfg: C.claim3_steady_convergence(res)),
     (4, "RB is ahead of RF, Nyström and the block approximation at equal R, especially at small R (§5.2, Fig. 5)",
      "fig5", lambda res, cfg: C.claim4_ahead_at_equal_R(res)),
@@ -111,6 +121,32 @@ def _load(root: Path, run: str) -> tuple[pd.DataFrame, dict] | None:
     return frame, config or {}
 
 
+def config_drift(root: Path, run: str) -> list[str]:
+    """The top-level keys in which the config a run was made with (its config.resolved.yaml)
+    differs from today's configs/<run>.yaml: a run made under an older config is not what the
+    config now says, and the report says so beside its numbers."""
+    import yaml
+
+    from rbrepro.sweep.config import ConfigError, load_config, parse_config
+
+    resolved_path = root / "results" / run / "config.resolved.yaml"
+    try:
+        resolved = yaml.safe_load(resolved_path.read_text()) or {}
+        resolved.pop("provenance", None)
+        if resolved.get("center") is None:
+            resolved.pop("center", None)
+        then = parse_config(yaml.safe_dump(resolved), str(resolved_path)).to_dict()
+        now = load_config(root / "configs" / f"{run}.yaml").to_dict()
+    except (OSError, ConfigError) as exc:
+        return [f"unreadable ({exc})"]
+    return sorted(k for k in set(then) | set(now) if then.get(k) != now.get(k))
+
+
+def _drift_note(root: Path, run: str) -> str:
+    keys = config_drift(root, run)
+    return f"made under an older config (differs in: {', '.join(keys)})" if keys else "current"
+
+
 def _protocol(run: str) -> str:
     return "as published" if run.endswith("as-published") else "fair"
 
@@ -120,7 +156,7 @@ def _provenance(root: Path) -> str:
     for run in sorted({r for runs in RUNS.values() for r in runs}):
         loaded = _load(root, run)
         if loaded is None:
-            rows.append([f"results/{run}", "not committed", "–", "–", "–", "–"])
+            rows.append([f"results/{run}", "not committed", "–", "–", "–", "–", "–"])
             continue
         frame, config = loaded
         commits = sorted(set(frame.get("git_commit", pd.Series(dtype=str)).dropna().astype(str)))
@@ -130,10 +166,11 @@ def _provenance(root: Path) -> str:
         seeds = frame[frame["method"] != "exact"]["seed"].nunique() if "seed" in frame else 0
         rows.append([f"results/{run}", len(frame), ", ".join(c[:7] for c in commits) or "–", dirty,
                      f"{config.get('protocol', '–')}; draws {', '.join(draws)}; scoring {', '.join(scoring)}",
-                     seeds])
+                     seeds, _drift_note(root, run)])
     return ("## Where the numbers come from\n\nEach published run, the commits its rows were computed at, how "
-            "many rows came from a tree with uncommitted changes, and its protocol:\n\n"
-            + _table(["run", "rows", "commits", "dirty rows", "protocol", "seeds"], rows))
+            "many rows came from a tree with uncommitted changes, its protocol, and whether it was made under "
+            "today's `configs/<run>.yaml`:\n\n"
+            + _table(["run", "rows", "commits", "dirty rows", "protocol", "seeds", "config"], rows))
 
 
 def _fidelity(root: Path) -> tuple[str, dict[str, Counts]]:
@@ -144,13 +181,22 @@ def _fidelity(root: Path) -> tuple[str, dict[str, Counts]]:
             parts.append(f"### results/{run}\n\nNot committed: no comparison.")
             continue
         frame, config = loaded
-        points = compare_points(frame, config.get("figure", ""))
+        points = compare_points(frame, config.get("figure", ""), datasets=list(config.get("datasets") or {}))
         if not points:
             continue
         counts[run] = c = Counts.of(points)
-        missed = [p for p in points if p.verdict != REPRODUCED]
-        text = [f"### results/{run} ({_protocol(run)})", "", f"**{c.line()}.**", "",
-                "\n".join(comparison_lines(points, "markdown")[:-1])]
+        missed = [p for p in points if p.values and p.verdict != REPRODUCED]
+        drift = config_drift(root, run)
+        text = [f"### results/{run} ({_protocol(run)})", "", f"**{c.line()}.**", ""]
+        if drift:
+            text += [f"This run was made under an older config: today's `configs/{run}.yaml` differs in "
+                     f"{', '.join(drift)}, so these counts are not yet those of the protocol as it now stands.", ""]
+        text += ["\n".join(comparison_lines(points, "markdown")[:-1])]
+        absent = sorted({p.dataset for p in points if not p.values})
+        if absent:
+            text += ["", "Published points without a result here, by dataset: "
+                         + ", ".join(f"{d} ({sum(1 for p in points if p.dataset == d and not p.values)})"
+                                     for d in absent) + "."]
         if c.min_seeds < MIN_BAND_SEEDS:
             text += ["", "Some bands rest on fewer seeds than the rule asks for; their verdicts are provisional."]
         if missed:
@@ -161,10 +207,12 @@ def _fidelity(root: Path) -> tuple[str, dict[str, Counts]]:
                              "authors' draw"], rows)]
         parts.append("\n".join(text))
     intro = ("## Fidelity to the published points\n\nEach point the authors published (their figure data) is "
-             "judged against the band our seeds span at the same coordinates, widened by the tolerance: "
-             "*reproduced* inside it, *better* or *worse* outside (rule: `rbrepro/report/fidelity.py`; "
-             "`rbrepro compare RESULTS` prints every point). Where RB ran with the authors' own draws, that "
-             "single value is compared too.")
+             "judged against the band our seeds span at the same coordinates (min to max), widened by "
+             f"{ACCURACY_POINTS} accuracy points or {RELATIVE_ERROR_SHARE:.0%} relative error: *reproduced* inside "
+             "it, *better* or *worse* outside (rule: `rbrepro/report/fidelity.py`; `rbrepro compare RESULTS` "
+             "prints every point). Where RB ran with the authors' own draws, that single value is compared too: "
+             f"within {DRAW_ACCURACY_POINTS} points or {DRAW_RELATIVE_ERROR_SHARE:.0%}. Points are counted at our "
+             f"chosen sigma; a band of fewer than {MIN_BAND_SEEDS} seeds is flagged.")
     return intro + "\n\n" + "\n\n".join(parts), counts
 
 
@@ -207,7 +255,9 @@ def build_report(root: str | Path = ".") -> tuple[str, str]:
                            _figures_tables(root)])
     block = "\n".join([REPORT_BEGIN, "Against the authors' own figure data (two-sided, over a band of seeds; "
                        "[REPRODUCTION.md](REPRODUCTION.md) names every point):", "",
-                       *[f"- `results/{run}`: {c.line()}." for run, c in counts.items()], REPORT_END])
+                       *[f"- `results/{run}`: {c.line()}"
+                         + ("." if not config_drift(root, run) else " (made under an older config; see the report).")
+                         for run, c in counts.items()], REPORT_END])
     return report.rstrip() + "\n", block
 
 
