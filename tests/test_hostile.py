@@ -18,6 +18,7 @@ from rbrepro.data.libsvm import ParseError, parse_libsvm
 from rbrepro.models.persist import ModelFileError, load_model
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "libsvm"
+needs_mirror = pytest.mark.skipif(not (SHARED / "MANIFEST.tsv").exists(), reason="needs the mirror in ../shared/data/libsvm")
 
 
 def rbrepro(*args, env=None, cwd=None):
@@ -276,6 +277,7 @@ def _bare_mirror(tmp_path, files: dict[str, bytes]):
     return root
 
 
+@needs_mirror
 def test_a_truncated_first_copy_is_refused_before_its_hash_is_recorded(tmp_path):
     good = (SHARED / "regression" / "cadata").read_bytes()
     mirror = _bare_mirror(tmp_path, {"regression/cadata": good[:700_000]})
@@ -307,6 +309,7 @@ def test_wrong_bytes_from_a_mirror_without_manifest_never_reach_raw(tmp_path, re
     assert not list((tmp_path / "d" / "raw").rglob("*.part"))
 
 
+@needs_mirror
 def test_a_first_use_hash_mismatch_names_the_lock_file_and_forget_hashes_resets_it(tmp_path):
     good = (SHARED / "regression" / "cadata").read_bytes()
     other = good.replace(b"452600 ", b"452601 ", 1)  # right shape and rows, other bytes
@@ -326,6 +329,7 @@ def test_a_first_use_hash_mismatch_names_the_lock_file_and_forget_hashes_resets_
                                                                                               "regression/cadata")]
 
 
+@needs_mirror
 @pytest.mark.parametrize("row", ["regression/cadata\t\t20640", "regression/cadata", "regression/cadata\tabc\t1"])
 def test_a_manifest_row_without_a_usable_hash_is_an_error_not_unverified(tmp_path, row):
     mirror = _bare_mirror(tmp_path, {"regression/cadata": (SHARED / "regression" / "cadata").read_bytes(),
@@ -334,6 +338,7 @@ def test_a_manifest_row_without_a_usable_hash_is_an_error_not_unverified(tmp_pat
                    f"{mirror / 'MANIFEST.tsv'}:2:", "64-hex-digit sha256")
 
 
+@needs_mirror
 def test_every_file_of_the_real_mirror_passes_the_first_use_checks():
     import csv
 
