@@ -164,3 +164,20 @@ def test_hash_tables_grow_past_their_first_size():
     np.testing.assert_array_equal(n_bins, rb.bins_per_grid_)
     np.testing.assert_array_equal(Z.ids, local + rb.column_offsets_[:-1, None])
     np.testing.assert_array_equal(rb.transform_binned(X).ids, Z.ids)
+
+
+def test_the_column_id_guard_checks_the_real_D_not_N_times_R(monkeypatch):
+    """N R past the id range is fine when the grids' bins are few (SUSY at R = 1024: D ~ N R / 200);
+    a D that really passes it is refused, by the probe before allocating or grid by grid."""
+    from rbrepro.features import random_binning
+
+    X = np.random.default_rng(0).random((500, 4))
+    monkeypatch.setattr(random_binning, "ID_LIMIT", 20_000)  # N R = 500 x 64 = 32,000 > the limit
+    coarse = random_binning.RandomBinningFeatures(n_grids=64, sigma=0.05, random_state=0).fit(X)
+    assert coarse.n_bins_ < 20_000
+    with pytest.raises(MemoryError, match="D is about .* past the int32 column-id range"):
+        random_binning.RandomBinningFeatures(n_grids=64, sigma=1e4, random_state=0).fit(X)
+    # the probe's estimate can fall short of the real D (the grids are random): the grid-by-grid check
+    monkeypatch.setattr(random_binning.RandomBinningFeatures, "_refuse_if_D_overflows", lambda *a, **k: None)
+    with pytest.raises(MemoryError, match=r"D = .* columns after \d+ of 64 grids exceeds"):
+        random_binning.RandomBinningFeatures(n_grids=64, sigma=1e4, random_state=0).fit(X)

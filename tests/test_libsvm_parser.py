@@ -112,3 +112,33 @@ def test_a_line_error_deep_in_a_large_file_reports_the_right_line(tmp_path):
     path.write_bytes(b"\n".join(lines) + b"\n")
     with pytest.raises(ParseError, match=r"big.txt:41235: "):
         parse_libsvm(path, 2, block_bytes=4096)
+
+
+def test_the_susy_missing_space_is_repaired_exactly_and_named(tmp_path):
+    """The site's SUSY.xz runs feature 13's value into '14:' on one line (libsvmdata#33): that exact
+    defect, and only it, is repaired, also when a block boundary cuts it, and the parse says so."""
+    import lzma
+
+    from rbrepro.data.libsvm import ParseError, parse_libsvm
+    from rbrepro.data.registry import REGISTRY, SUSY_MISSING_SPACE
+
+    good = "1 1:0.5 13:0.25 14:0.75\n"
+    bad = "0 1:0.1 13:6.646450757980346680e-0114:8.746069669723510742e-01 18:1\n"
+    path = tmp_path / "SUSY.xz"
+    path.write_bytes(lzma.compress((good * 7 + bad + good * 3).encode()))
+    with pytest.raises(ParseError, match=r"SUSY.xz:8:"):
+        parse_libsvm(path, 18)
+    repairs = REGISTRY["SUSY"].train.repairs
+    assert repairs == (SUSY_MISSING_SPACE,)
+    for block in (1 << 20, 64, 97, 211):  # whole, and cut inside the defect at several places
+        parsed = parse_libsvm(path, 18, block_bytes=block, repairs=repairs)
+        assert parsed.X.shape == (11, 18) and len(parsed.repairs) == 1 and parsed.repairs[0].startswith("1 x ")
+        row = parsed.X[7].toarray().ravel()
+        assert row[12] == np.float32(0.6646450757980347) and row[13] == np.float32(0.8746069669723511)
+    clean = tmp_path / "clean.xz"
+    clean.write_bytes(lzma.compress((good * 4).encode()))
+    assert parse_libsvm(clean, 18, repairs=repairs).repairs == ()
+    another = tmp_path / "other.xz"  # a similar but different defect is not "repaired"
+    another.write_bytes(lzma.compress("0 13:6.6e-0114:8.7e-01\n".encode()))
+    with pytest.raises(ParseError):
+        parse_libsvm(another, 18, repairs=repairs)

@@ -38,6 +38,30 @@ class ParseError(ValueError):
 class Parsed:
     X: np.ndarray | sp.csr_matrix
     y: np.ndarray
+    repairs: tuple[str, ...] = ()   # the known defects of the source found and repaired (provenance)
+
+
+class _Repairing:
+    """A binary reader that replaces exact byte strings (a source's known defects) in the stream,
+    also across block boundaries, and counts each replacement. Nothing else is touched."""
+
+    def __init__(self, fh, repairs: tuple[tuple[bytes, bytes], ...]):
+        self._fh, self._repairs = fh, repairs
+        self._keep = max((len(bad) for bad, _ in repairs), default=1) - 1
+        self._held = b""
+        self.counts = [0] * len(repairs)
+
+    def read(self, size: int) -> bytes:
+        chunk = self._fh.read(size)
+        data = self._held + chunk
+        for i, (bad, good) in enumerate(self._repairs):
+            self.counts[i] += data.count(bad)
+            data = data.replace(bad, good)
+        if chunk and len(data) > self._keep:  # hold back a tail that may begin a defect the next block ends
+            data, self._held = data[: len(data) - self._keep], data[len(data) - self._keep:]
+        else:
+            self._held = b""
+        return data
 
 
 def open_text(path: Path, suffix: str | None = None):
@@ -107,15 +131,19 @@ def _parse_stream(fh, n_features: int, name: str, block_bytes: int) -> tuple[sp.
     return X, y
 
 
-def parse_libsvm(path: Path, n_features: int, block_bytes: int = BLOCK_BYTES) -> Parsed:
+def parse_libsvm(path: Path, n_features: int, block_bytes: int = BLOCK_BYTES,
+                 repairs: tuple[tuple[bytes, bytes], ...] = ()) -> Parsed:
     """Parse a one-based LIBSVM file (plain, .bz2, .xz or .gz) into float32 features and labels.
 
     Streams the decompressed text in blocks, so memory holds the arrays, never the text.
     A file with fewer columns than n_features is padded; an index above it is an error.
+    `repairs`: (defect, fix) byte strings of a source's known defects (the registry's), replaced
+    exactly where found and listed in the result's `repairs`.
     """
     path = Path(path)
     try:
-        with open_text(path) as fh:
+        with open_text(path) as raw:
+            fh = _Repairing(raw, repairs) if repairs else raw
             X, y = _parse_stream(fh, n_features, str(path), block_bytes)
     except (OSError, EOFError, lzma.LZMAError) as exc:
         raise ParseError(f"{path}: cannot read the file ({type(exc).__name__}: {exc}); "
@@ -123,7 +151,9 @@ def parse_libsvm(path: Path, n_features: int, block_bytes: int = BLOCK_BYTES) ->
     if X.shape[0] == 0:
         raise ParseError(f"{path}: no data rows")
     density = X.nnz / max(1, X.shape[0] * X.shape[1])
-    return Parsed(X.toarray() if density >= DENSE_IF_DENSITY_AT_LEAST else X, y)
+    found = tuple(f"{n} x {bad.decode(errors='replace')!r} -> {good.decode(errors='replace')!r}"
+                  for (bad, good), n in zip(repairs, fh.counts if repairs else ()) if n)
+    return Parsed(X.toarray() if density >= DENSE_IF_DENSITY_AT_LEAST else X, y, found)
 
 
 def _sidecar(path: Path) -> Path:
@@ -132,7 +162,7 @@ def _sidecar(path: Path) -> Path:
 
 def save_cache(parsed: Parsed, dest: Path, source_sha256: str) -> None:
     """Write the parsed arrays atomically, then the cache file's own sha256 beside it."""
-    meta = json.dumps({"format": CACHE_FORMAT, "source_sha256": source_sha256})
+    meta = json.dumps({"format": CACHE_FORMAT, "source_sha256": source_sha256, "repairs": list(parsed.repairs)})
     arrays = {"y": parsed.y, "meta": np.array(meta)}
     if sp.issparse(parsed.X):
         arrays.update(data=parsed.X.data, indices=parsed.X.indices, indptr=parsed.X.indptr,
@@ -162,6 +192,6 @@ def load_cache(path: Path, source_sha256: str) -> Parsed | None:
                 X = npz["X"]
             else:
                 X = sp.csr_matrix((npz["data"], npz["indices"], npz["indptr"]), shape=tuple(npz["shape"]))
-            return Parsed(X, npz["y"])
+            return Parsed(X, npz["y"], tuple(meta.get("repairs", ())))
     except (OSError, ValueError, KeyError, json.JSONDecodeError):
         return None

@@ -96,16 +96,18 @@ def _source_digest(path: Path) -> str:
     return digest
 
 
-def load_parsed(raw: Path, n_features: int, cache_dir: Path, fmt: str = "libsvm", key: str | None = None
-                ) -> libsvm.Parsed:
-    """Parse a raw file once; later calls read the hash-checked binary cache (cache_dir/<key>.npz)."""
+def load_parsed(raw: Path, n_features: int, cache_dir: Path, fmt: str = "libsvm", key: str | None = None,
+                repairs: tuple = ()) -> libsvm.Parsed:
+    """Parse a raw file once; later calls read the hash-checked binary cache (cache_dir/<key>.npz).
+    `repairs`: the registry's known defects of this file, repaired exactly (libsvm.parse_libsvm)."""
     digest = _source_digest(raw)
     key = (key or raw.name).replace("/", "__")
     cache = cache_dir / (key + ".npz")
     with file_lock(cache_dir.parent / "locks" / (key + ".parse.lock")):
         parsed = libsvm.load_cache(cache, digest)
         if parsed is None or (n_features and parsed.X.shape[1] != n_features):
-            parsed = parse_csv(raw, n_features) if fmt == "csv" else libsvm.parse_libsvm(raw, n_features)
+            parsed = parse_csv(raw, n_features) if fmt == "csv" else \
+                libsvm.parse_libsvm(raw, n_features, repairs=repairs)
             libsvm.save_cache(parsed, cache, digest)
     return parsed
 
@@ -246,7 +248,8 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
                 continue
             raw = root / "raw" / f.path
             try:
-                parsed[role] = load_parsed(raw, spec.n_features, root / "cache", f.format, key=f.path)
+                parsed[role] = load_parsed(raw, spec.n_features, root / "cache", f.format, key=f.path,
+                                           repairs=f.repairs)
             except libsvm.ParseError as exc:
                 if not f.url:
                     raise
@@ -299,7 +302,8 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
                    y_test=test.y, X_val=X_val, y_val=val.y if val else None, scaling=scaling, split=split,
                    info={"n_train": X_train.shape[0], "n_test": X_test.shape[0], "n_features": width,
                          "paper_n_train": spec.n_train, "paper_n_test": spec.n_test, "note": spec.note,
-                         "spec": replace(spec, task=task), "scaler": scaler})
+                         "spec": replace(spec, task=task), "scaler": scaler,
+                         "repairs": tuple(r for p in (train, test, val) if p is not None for r in p.repairs)})
 
 
 VALIDATION_SHARE = 0.2

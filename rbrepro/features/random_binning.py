@@ -23,6 +23,8 @@ from rbrepro.features.reference import mix64
 
 #: where the grids come from: numpy's generator (seeded) or the authors' C++ draws replayed
 DRAWS = ("numpy", "authors")
+#: column ids are int32: the largest D a fit can have
+ID_LIMIT = int(np.iinfo(np.int32).max)
 #: bytes of key scratch space per batch of grids (keys are computed a batch at a time)
 KEY_BATCH_BYTES = 256 * 2**20
 
@@ -127,15 +129,27 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         deltas = rng.gamma(shape=2.0, scale=1.0 / self.sigma, size=(R, d))
         return deltas, rng.uniform(0.0, deltas)
 
+    def _refuse_if_D_overflows(self, X, n: int, R: int, probe_grids: int = 16) -> None:
+        """Column ids are int32, and D <= N R. Where N R could pass the int32 range, estimate D from
+        the first grids' bin counts (grids are i.i.d., so D ~ R mean D_r) and refuse before allocating
+        when the estimate passes it; fit_transform_binned also checks the real D grid by grid."""
+        limit = ID_LIMIT
+        if n * R <= limit:
+            return
+        k = min(R, probe_grids)
+        keys = self._keys(X, 0, k)
+        mean_bins = float(np.mean([len(np.unique(keys[g])) for g in range(k)]))
+        if mean_bins * R > limit:
+            raise MemoryError(f"D is about {mean_bins * R:,.0f} columns (R = {R} grids of about {mean_bins:,.0f} "
+                              f"bins each, from the first {k}), past the int32 column-id range ({limit:,}); "
+                              "lower R or sigma")
+
     def fit_transform_binned(self, X) -> BinnedMatrix:
         """Draw the grids, bin the training rows, and return their compact Z."""
         self._validate_params()
         X = self._check_X(X, reset=True)
         n, d = X.shape
         R = int(self.n_grids)
-        if n * R > np.iinfo(np.int32).max:  # D <= N R columns must fit int32 ids: refuse before allocating
-            raise MemoryError(f"N R = {n} x {R} = {n * R:,} may exceed the int32 column-id range (D <= N R); "
-                              "lower R")
         self.deltas_, self.offsets_ = self._draw_grids(R, d)
         self._inv_deltas = 1.0 / self.deltas_
         self._multipliers = _feature_multipliers(d)
@@ -144,6 +158,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         kernels.zero_row_terms(np.ascontiguousarray(self.offsets_.T), np.ascontiguousarray(self._inv_deltas.T),
                                self._multipliers, self._zero_terms, self._zero_keys)
 
+        self._refuse_if_D_overflows(X, n, R)
         ids = np.empty((R, n), dtype=np.int32)
         n_bins = np.empty(R, dtype=np.int64)
         max_count = np.empty(R, dtype=np.int64)
@@ -154,11 +169,12 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             kernels.assign_columns(keys, ids[lo:hi], n_bins[lo:hi], max_count[lo:hi],  # distinct keys -> keys
                                    numba.get_num_threads())
             col_offsets[lo + 1:hi + 1] = col_offsets[lo] + np.cumsum(n_bins[lo:hi])
+            if col_offsets[hi] > ID_LIMIT:  # the real D, not N R, must fit int32 ids
+                raise MemoryError(f"D = {col_offsets[hi]:,} columns after {hi} of {R} grids exceeds the int32 "
+                                  f"column-id range ({ID_LIMIT:,}); lower R or sigma")
             kernels.add_grid_offsets(ids[lo:hi], lo, col_offsets)
             uniq_parts.extend(keys[k, : n_bins[lo + k]].copy() for k in range(hi - lo))
             del keys
-        if col_offsets[-1] > np.iinfo(np.int32).max:
-            raise MemoryError(f"D = {col_offsets[-1]} columns exceeds the int32 column-id range; lower R or sigma")
 
         self.bins_per_grid_ = n_bins
         self.column_offsets_ = col_offsets
