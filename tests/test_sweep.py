@@ -289,12 +289,18 @@ def test_dask_scheduler_and_workers_on_loopback_with_a_worker_killed_mid_cell(tm
     config.write_text("name: d\nseeds: [0, 1]\ndatasets:\n  digits: {sigma: [0.1, 0.3, 1, 3], R: [256, 1024]}\n")
     sweep = subprocess.Popen(_sweep_cmd(config, tmp_path / "res", "--scheduler", address),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    from distributed import Client
+
     deadline = time.time() + 120
-    while time.time() < deadline and sweep.poll() is None:
-        if len(list((tmp_path / "res" / "cells").glob("*.json"))) >= 2:
-            victim.send_signal(signal.SIGKILL)  # mid-sweep: it holds a running cell
-            break
-        time.sleep(0.05)
+    with Client(address, timeout="60s") as watcher:  # kill the victim while the scheduler has a cell on it
+        while time.time() < deadline and sweep.poll() is None:
+            done = len(list((tmp_path / "res" / "cells").glob("*.json")))
+            names = {a: w.get("name") for a, w in watcher.scheduler_info()["workers"].items()}
+            on_victim = [k for a, ks in watcher.processing().items() if names.get(a) == "w1" for k in ks]
+            if done >= 2 and any(str(k).startswith("rbrepro-cell-") for k in on_victim):
+                victim.send_signal(signal.SIGKILL)
+                break
+            time.sleep(0.02)
     out, err = sweep.communicate(timeout=300)
     frame = pd.read_csv(tmp_path / "res" / "results.csv")
     assert len(frame) == 16 and frame["cell_key"].is_unique, err
@@ -303,7 +309,7 @@ def test_dask_scheduler_and_workers_on_loopback_with_a_worker_killed_mid_cell(tm
     assert (frame["status"] == "ok").sum() >= 14
     assert "/16 cells done (16 run now" in out, out
     assert "started again on" in err or "retrying it" in err, err  # the lost cell is reported
-    assert frame["attempts"].max() == 2
+    assert frame["attempts"].max() == 2, err
 
 
 def test_dask_exclusive_cells_never_overlap_and_memory_is_honoured(tmp_path, dask_scheduler):

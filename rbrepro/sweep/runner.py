@@ -511,6 +511,7 @@ class DaskBackend:
                     key, args = running.pop(fut)
                     try:
                         row = fut.result()
+                        fut.release()  # the row is ours: the scheduler must not recompute it if its worker dies now
                     except Exception as exc:  # KilledWorker and friends: retried once, then recorded
                         attempts[key] = attempts.get(key, 0) + 1
                         why = f"{type(exc).__name__}: {exc}"
@@ -524,8 +525,11 @@ class DaskBackend:
                     # a row from another worker than the cell's first start is a rerun, even when the
                     # rerun's start event has not reached us yet
                     ran_on = {w for w in (*starts.get(key, ()), row.get("dask_worker")) if w}
-                    row["attempts"] = max(attempts.get(key, 0) + 1, len(starts.get(key, ())), len(ran_on),
-                                          1 + _worker_deaths(client, fut.key))
+                    deaths = _worker_deaths(client, fut.key)
+                    row["attempts"] = max(attempts.get(key, 0) + 1, len(starts.get(key, ())), len(ran_on), 1 + deaths)
+                    if deaths and len(starts.get(key, ())) < 2:  # lost before its start event reached us
+                        self.on_event(f"cell {key}: started again on {row.get('dask_worker')} (the scheduler lost "
+                                      f"the worker it was given to first)")
                     on_row(key, row)
         finally:
             with contextlib.suppress(Exception):
