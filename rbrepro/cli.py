@@ -750,14 +750,17 @@ def compare(
 
 @app.command()
 def diagnose(
-    dataset: str = typer.Argument(..., help="A registry name (ijcnn1, cadata, letter, mnist, digits, ...) or a "
-                                            "data file."),
+    dataset: str = typer.Argument(..., help="A registry name (ijcnn1, cadata, letter, mnist, digits, ...), a "
+                                            "data file, or a theory config (configs/theory.yaml: several "
+                                            "datasets, each with its sigmas, n, max_R and seeds)."),
     n: int = typer.Option(2000, "--n", min=10, help="Training rows subsampled (seeded): the exact kernel is n x n."),
     sigma: List[str] = typer.Option(["0.3,1.58,10"], "--sigma", help="Inverse kernel widths, comma-separated."),
     max_R: int = typer.Option(1024, "--max-R", min=1, help="R = 1, 2, 4, ... up to this."),
     seeds: int = typer.Option(5, "--seeds", min=1, help="Seeds 0 ... seeds-1 per (method, sigma, R)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Folder for diagnostics.csv and theory.png "
                                                           "[default: runs/diagnose-DATASET]."),
+    figure: Optional[Path] = typer.Option(None, "--figure", help="With a theory config: where to draw the figure "
+                                                                "(PNG and PDF) [default: OUT/theory]."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Data cache [default: $RBREPRO_DATA]."),
     mirror: Optional[str] = typer.Option(None, "--mirror", help="A LIBSVM mirror (directory or URL)."),
 ):
@@ -769,12 +772,16 @@ def diagnose(
     bootstrap intervals over seeds and says whether RB's gap falls as 1/(kappa R), RF's as 1/R,
     and the kernel errors as 1/sqrt(R).
     """
-    from rbrepro.theory.run import run_diagnose
+    from rbrepro.theory.run import run_diagnose, run_theory
 
-    sigmas = _parse_floats(sigma, "--sigma")
-    folder = out or Path("runs") / f"diagnose-{Path(dataset).name}"
-    for line in _guard(lambda: run_diagnose(dataset, folder, n=n, sigmas=sigmas, max_R=max_R,
-                                            seeds=tuple(range(seeds)), data_path=data_dir, mirror=mirror)):
+    folder = out or Path("runs") / f"diagnose-{Path(dataset).stem}"
+    if dataset.endswith((".yaml", ".yml")):
+        lines = _guard(lambda: run_theory(dataset, folder, figure_base=figure, data_path=data_dir, mirror=mirror))
+    else:
+        sigmas = _parse_floats(sigma, "--sigma")
+        lines = _guard(lambda: run_diagnose(dataset, folder, n=n, sigmas=sigmas, max_R=max_R,
+                                            seeds=tuple(range(seeds)), data_path=data_dir, mirror=mirror))
+    for line in lines:
         typer.echo(line)
 
 

@@ -81,3 +81,15 @@ def test_claim4_counts_the_R_where_rb_leads():
     finding = C.claim4_ahead_at_equal_R(pd.DataFrame(rows))
     # RB behind at R = 8 <= 64: the paper's "especially when R is small" fails on this dataset
     assert finding.verdict == C.FAILS and finding.rows == [["d", "16, 32", "8 (rf)", "no"]]
+
+
+def test_claim0_judges_each_dataset_and_sigma_from_the_diagnostics():
+    from rbrepro.theory.run import diagnose
+
+    frame = diagnose("digits", n=150, sigmas=(0.3, 1e4), Rs=(1, 2, 4, 8, 16), seeds=(0, 1, 2))
+    finding = C.claim0_theorem1(frame)
+    assert finding.verdict in C.VERDICTS and [r[1] for r in finding.rows] == [0.3, 1e4]
+    # at sigma 1e4 every point has its own bin in every grid: Z Z^T = K = I, so the gap is ~0 and no rate
+    # can be fitted: that sigma does not pass, whatever happens at 0.3
+    assert finding.rows[1][-1] == "no"
+    assert C.claim0_theorem1(frame.iloc[:0]).verdict == C.NOT_JUDGED

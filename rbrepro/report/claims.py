@@ -277,3 +277,39 @@ def claim7_parallel_rcd(results: pd.DataFrame) -> Finding:
         out.rows.append([name, tau, float(rb.iloc[0]), float(rf.iloc[0]), "yes" if ok_ else "no"])
     out.verdict = _overall(passed)
     return out
+
+
+# Claim 0 (§3, Theorem 1, eq. 13): RB's objective gap falls as 1/(kappa R), ahead of RF's O(1/R).
+#: a (dataset, sigma) passes when RB's gap slope against kappa R is -1 or steeper (rates.classify), the
+#: mean gap stays under eq. 13's bound at every R, and RB's gap is below RF's (ratio >= 1) at equal R
+THEOREM1_SLOPES = ("as claimed", "faster")
+
+
+def claim0_theorem1(diagnostics: pd.DataFrame) -> Finding:
+    """Theorem 1 on the `rbrepro diagnose` rows: per dataset and sigma, the fitted rate and the bound."""
+    from rbrepro.theory.rates import CONFIDENCE, GAP_SLOPE, MAX_WIDTH, SLOPE_TOL, fit_rates, verdicts
+
+    out = Finding(NOT_JUDGED, ["dataset", "sigma", "kappa", "RB gap slope vs kappa R", "rate", "eq. 13 bound held",
+                               "RF/RB gap at equal R", "passes"],
+                  rule=f"per (dataset, sigma): RB's gap slope against kappa R within {SLOPE_TOL} of {GAP_SLOPE:g} or "
+                       f"steeper ({CONFIDENCE:.0%} bootstrap interval over seeds, at most {MAX_WIDTH} wide), the mean "
+                       f"gap under eq. 13's bound at every R, and RB's gap below RF's at equal R; a dataset holds "
+                       f"when every sigma passes")
+    if diagnostics.empty:
+        return out
+    rates = fit_rates(diagnostics)
+    checks = verdicts(diagnostics, rates)
+    per_dataset: dict[str, list[bool]] = {}
+    for v in checks.itertuples():
+        fit = rates[(rates["dataset"] == v.dataset) & (rates["sigma"] == v.sigma) & (rates["method"] == "rb")
+                    & (rates["quantity"] == "gap") & (rates["against"] == "kappa_R")]
+        slope = "no fit" if fit.empty or not np.isfinite(fit["slope"].iloc[0]) else \
+            f"{fit['slope'].iloc[0]:+.2f} [{fit['lo'].iloc[0]:+.2f}, {fit['hi'].iloc[0]:+.2f}]"
+        ok = bool(v.rb_gap in THEOREM1_SLOPES and v.rb_bound_held is True and v.kappa_speedup != "< 1")
+        per_dataset.setdefault(v.dataset, []).append(ok)
+        out.rows.append([v.dataset, v.sigma, v.kappa, slope, v.rb_gap, v.rb_bound_held, v.rf_over_rb_gap,
+                         "yes" if ok else "no"])
+    out.verdict = _overall([all(v) for v in per_dataset.values()]) if per_dataset else NOT_JUDGED
+    if per_dataset and out.verdict == FAILS and any(any(v) for v in per_dataset.values()):
+        out.verdict = PARTLY  # some sigma of some dataset passes
+    return out

@@ -145,6 +145,8 @@ def objective_gap(K: np.ndarray, G: np.ndarray, alpha: np.ndarray, a: np.ndarray
 def spectral_norm(E: np.ndarray) -> float:
     """||E||_2 of a symmetric matrix: its largest |eigenvalue| (Lanczos, fixed start vector)."""
     n = E.shape[0]
+    if not np.any(E):  # Z Z^T = K exactly (RB with one bin per point): Lanczos cannot start from E v0 = 0
+        return 0.0
     if n <= 64:
         return float(np.max(np.abs(np.linalg.eigvalsh(E))))
     v0 = np.random.default_rng(0).standard_normal(n)

@@ -106,3 +106,32 @@ def run_diagnose(dataset: str, out_dir, *, n: int = 2000, sigmas: Sequence[float
     rates = fit_rates(frame)
     paths = plot_theory(frame, out_dir / "theory", rates)
     return [*summary_lines(frame, rates), f"rows: {out_dir / 'diagnostics.csv'}; figure: {', '.join(map(str, paths))}"]
+
+
+def run_theory(config_path, out_dir, *, figure_base=None, data_path=None, mirror=None,
+               progress: Callable[[int, int], None] | None = None) -> list[str]:
+    """`rbrepro diagnose CONFIG.yaml`: every dataset of a theory config, one diagnostics.csv (with the
+    resolved config beside it) and one figure (figure_base, default out_dir/theory)."""
+    from pathlib import Path
+
+    import yaml
+
+    from rbrepro.data.atomic import atomic_path, write_text_atomic
+    from rbrepro.provenance import provenance
+    from rbrepro.theory.config import load_theory_config
+    from rbrepro.theory.figure import plot_theory
+
+    config = load_theory_config(config_path)
+    frames = [diagnose(d.name, n=d.n, sigmas=d.sigmas, Rs=tuple(2 ** k for k in range(int(np.log2(d.max_R)) + 1)),
+                       seeds=d.seeds, data_path=data_path, mirror=mirror, progress=progress)
+              for d in config.datasets]
+    frame = pd.concat(frames, ignore_index=True)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out_dir / "config.resolved.yaml",
+                      yaml.safe_dump({**config.to_dict(), "provenance": provenance()}, sort_keys=False))
+    with atomic_path(out_dir / "diagnostics.csv") as tmp:
+        frame.to_csv(tmp, index=False)
+    rates = fit_rates(frame)
+    paths = plot_theory(frame, Path(figure_base) if figure_base else out_dir / "theory", rates)
+    return [*summary_lines(frame, rates), f"rows: {out_dir / 'diagnostics.csv'}; figure: {', '.join(map(str, paths))}"]
