@@ -154,8 +154,9 @@ def _expected_message(exc: BaseException) -> str | None:
     from rbrepro.data.libsvm import ParseError
     from rbrepro.data.load import ContentError
     from rbrepro.models.persist import ModelFileError
+    from rbrepro.sweep.backends import NoWorkers
     from rbrepro.sweep.config import ConfigError
-    from rbrepro.sweep.runner import NoWorkers, SweepLocked
+    from rbrepro.sweep.store import SweepLocked
 
     if isinstance(exc, (ModelFileError, ConfigError, ContentError, FetchError, ParseError, SweepLocked, NoWorkers,
                         FileNotFoundError, ValueError, MemoryError)):
@@ -587,16 +588,10 @@ def sweep(
     import signal
 
     from rbrepro.memory import memory_limit_bytes
+    from rbrepro.sweep.backends import DaskBackend, LocalBackend, default_workers
     from rbrepro.sweep.config import load_config
-    from rbrepro.sweep.runner import (
-        DaskBackend,
-        LocalBackend,
-        cell_states,
-        default_workers,
-        fingerprints_for,
-        run_sweep,
-        select,
-    )
+    from rbrepro.sweep.runner import fingerprints_for, run_sweep, select
+    from rbrepro.sweep.store import cell_states
 
     cfg = _guard(lambda: load_config(config))
     unknown = [d for d in dataset if d not in {g.name for g in cfg.datasets}]

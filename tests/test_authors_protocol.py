@@ -12,8 +12,9 @@ from rbrepro.features.authors_rng import authors_grids
 from rbrepro.features.random_binning import RandomBinningFeatures
 from rbrepro.models.cell import CellParams
 from rbrepro.models.targets import authors_accuracy, encode
+from rbrepro.sweep.backends import LocalBackend
 from rbrepro.sweep.config import ConfigError, parse_config
-from rbrepro.sweep.runner import LocalBackend, run_sweep
+from rbrepro.sweep.runner import run_sweep
 
 
 def test_authors_draws_are_the_features_grids_whatever_the_seed():

@@ -8,7 +8,7 @@ import sys
 import pandas as pd
 import pytest
 
-from rbrepro.sweep.runner import sweep_lock
+from rbrepro.sweep.store import sweep_lock
 
 CONFIG = """\
 name: rt

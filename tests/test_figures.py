@@ -9,8 +9,9 @@ import pytest
 from rbrepro.plots import load_results, make_figure
 from rbrepro.plots.common import exact_reference, ladder
 from rbrepro.plots.fig6 import eq29_speedup, speedups
+from rbrepro.sweep.backends import LocalBackend
 from rbrepro.sweep.config import parse_config
-from rbrepro.sweep.runner import LocalBackend, run_sweep
+from rbrepro.sweep.runner import run_sweep
 from tests.conftest import make_binary_problem, write_libsvm
 
 

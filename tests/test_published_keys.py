@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from rbrepro.sweep.config import parse_config
-from rbrepro.sweep.runner import cell_key, params_key
+from rbrepro.sweep.keys import cell_key, params_key
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 FOLDERS = sorted(p.parent for p in RESULTS.glob("*/results.csv"))

@@ -20,7 +20,7 @@ from rbrepro.data import libsvm
 from rbrepro.data.libsvm import ParseError, parse_libsvm
 from rbrepro.data.load import load_dataset, load_parsed
 from rbrepro.data.user import _basename, spec_from_path
-from rbrepro.sweep import runner
+from rbrepro.sweep import store
 from rbrepro.sweep.config import ConfigError, parse_config
 from tests.conftest import make_binary_problem, write_libsvm, write_manifest
 from tests.loopback import Behaviour, serve
@@ -90,14 +90,14 @@ def test_a_write_failure_is_one_line_and_earlier_results_survive(tmp_path, monke
     first = CliRunner().invoke(app, ["sweep", str(config), "--out", str(out), "--sigma", "0.1,0.3", "-q"])
     assert first.exit_code == 0, first.output
     before = {p.name: p.read_bytes() for p in (out / "cells").glob("*.json")}
-    real = runner.write_text_atomic
+    real = store.write_text_atomic
 
     def full_disk(path, text):
         if "cells" in str(path):
             raise OSError(errno.ENOSPC, "No space left on device", str(path))
         return real(path, text)
 
-    monkeypatch.setattr(runner, "write_text_atomic", full_disk)
+    monkeypatch.setattr(store, "write_text_atomic", full_disk)
     result = CliRunner().invoke(app, ["sweep", str(config), "--out", str(out), "-q", "--workers", "1"])
     assert result.exit_code == 2
     message = result.output.strip().splitlines()[-1]

@@ -14,8 +14,10 @@ import pandas as pd
 import pytest
 
 from rbrepro.data.load import load_dataset, validation_split
+from rbrepro.sweep.backends import LocalBackend
 from rbrepro.sweep.config import ConfigError, parse_config
-from rbrepro.sweep.runner import LocalBackend, cell_key, run_sweep
+from rbrepro.sweep.keys import cell_key
+from rbrepro.sweep.runner import run_sweep
 
 COMPARE = ["dataset", "method", "sigma", "R", "seed", "threads", "test_metric", "train_metric", "D", "cg_iterations",
            "status"]
@@ -328,7 +330,7 @@ def test_dask_exclusive_cells_never_overlap_and_memory_is_honoured(tmp_path, das
 
 
 def test_dask_admission_follows_the_local_rules():
-    from rbrepro.sweep.runner import Admission
+    from rbrepro.sweep.backends import Admission
 
     jobs = [("big1", ()), ("big2", ()), ("small", ())]
     est = {"big1": 10e9, "big2": 10e9, "small": 1e9}
@@ -351,7 +353,7 @@ def test_a_dask_scheduler_without_workers_is_a_clear_error(tmp_path, dask_schedu
 
 def test_local_backend_never_runs_cells_together_beyond_the_memory_budget(tmp_path):
     """Two 10 GB cells with a 15 GB budget run one after the other; a small cell runs beside either."""
-    from rbrepro.sweep.runner import LocalBackend
+    from rbrepro.sweep.backends import LocalBackend
     from tests import worker_tasks
 
     partners = {"big1": ["small"], "big2": [], "small": ["big1"]}

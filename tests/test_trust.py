@@ -17,9 +17,11 @@ import psutil
 import pytest
 
 from rbrepro.models.cell import CellParams
-from rbrepro.sweep import runner
+from rbrepro.sweep import runner, store, worker
+from rbrepro.sweep.backends import LocalBackend
 from rbrepro.sweep.config import parse_config
-from rbrepro.sweep.runner import LocalBackend, cell_key, run_sweep
+from rbrepro.sweep.keys import cell_key
+from rbrepro.sweep.runner import run_sweep
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -95,7 +97,7 @@ def test_cell_keys_cover_the_data_and_the_algorithms_version(tmp_path, monkeypat
     first = pd.read_csv(out / "results.csv")
     assert first["algorithm_version"].iloc[0] == runner.ALGORITHM_VERSION and first["data_fingerprint"].iloc[0]
     monkeypatch.setattr(runner, "ALGORITHM_VERSION", runner.ALGORITHM_VERSION + 1)
-    monkeypatch.setattr(runner, "cell_key", lambda p, fp="", version=runner.ALGORITHM_VERSION + 1:
+    monkeypatch.setattr(store, "cell_key", lambda p, fp="", version=runner.ALGORITHM_VERSION + 1:
                         cell_key(p, fp, version))
     assert run_sweep(cfg, out, backend=LocalBackend(1), reuse_stale=True)["ran"] == 0  # reused on purpose
     counts = run_sweep(cfg, out, backend=LocalBackend(1))  # by default: older code's cell is not reused
@@ -168,7 +170,8 @@ import sys
 sys.path.insert(0, {repo!r})
 from pathlib import Path
 from rbrepro.sweep.config import parse_config
-from rbrepro.sweep.runner import LocalBackend, run_sweep
+from rbrepro.sweep.backends import LocalBackend
+from rbrepro.sweep.runner import run_sweep
 from tests import worker_tasks
 cfg = parse_config("name: o\\ndatasets:\\n  digits: {{sigma: [0.1, 0.3], R: [8]}}\\n", "o.yaml")
 run_sweep(cfg, Path({out!r}), data_path={marks!r}, backend=LocalBackend(2, task=worker_tasks.sleep_cell))
@@ -216,7 +219,7 @@ def test_each_row_records_the_machine_load_around_the_cell():
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         time.sleep(0.5)
-        row = runner.run_cell_task(CellParams(dataset="digits", sigma=0.3, R=1024, threads=1), "digits")
+        row = worker.run_cell_task(CellParams(dataset="digits", sigma=0.3, R=1024, threads=1), "digits")
     finally:
         spinner.kill()
         spinner.wait()

@@ -3,7 +3,7 @@
 import os
 from pathlib import Path
 
-from rbrepro.sweep.runner import run_cell_task
+from rbrepro.sweep.worker import run_cell_task
 
 
 def die_on_first_attempt(params, dataset_ref, data_path=None, mirror=None, memory_limit_gb=None):

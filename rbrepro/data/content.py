@@ -5,6 +5,8 @@ sha256 recorded on first use and enforced afterwards, so a bad first copy would 
 trusted for good. Before that happens the bytes are sniffed: the compression suffix must
 match the magic bytes, the text must look like LIBSVM (or CSV) data and not a web page,
 and where the registry knows the file's row count, the data lines must number exactly that.
+Lines are read in pieces of at most SNIFF_BYTES, so a file of one endless line is read in
+bounded memory, and a long first line is judged on its first SNIFF_BYTES.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ import lzma
 import re
 from pathlib import Path
 
+from rbrepro.data.inputs import open_regular
+
+SNIFF_BYTES = 1 << 16
 MAGIC = {".bz2": b"BZh", ".xz": b"\xfd7zXZ\x00", ".gz": b"\x1f\x8b"}
 _LIBSVM_LINE = re.compile(rb"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?(\s+(qid:\S+|\d+:\S+))*\s*(#.*)?$")
 _MARKUP = (b"<!doctype", b"<html", b"<head", b"<body", b"<?xml", b"<!--", b"<script", b"{")
@@ -29,10 +34,10 @@ def check_content(path: Path, name: str, fmt: str = "libsvm", expected_rows: int
     suffix, markup or binary junk, a first data line that is not LIBSVM, or a row count
     that differs from the registry's.
     """
-    from rbrepro.data.libsvm import open_text  # not at the top: libsvm imports fetch, which imports us
+    from rbrepro.data.libsvm import DecompressionLimitError, open_text  # here: libsvm imports fetch, which imports us
 
     suffix = Path(name).suffix.lower()
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         head = fh.read(8)
     magic = MAGIC.get(suffix)
     if magic and not head.startswith(magic):
@@ -40,14 +45,15 @@ def check_content(path: Path, name: str, fmt: str = "libsvm", expected_rows: int
     rows, first = 0, None
     try:
         with open_text(path, suffix) as fh:
-            for line in fh:
-                body = line.strip()
+            for body, whole in _line_heads(fh, SNIFF_BYTES):
                 if not body or body.startswith(b"#"):
                     continue
                 if first is None:
                     first = body
-                    _check_first_line(first, name, fmt)
+                    _check_first_line(first, whole, name, fmt)
                 rows += 1
+    except DecompressionLimitError as exc:
+        raise ContentCheckError(str(exc).replace(str(path), name)) from None
     except (OSError, EOFError, lzma.LZMAError) as exc:
         raise ContentCheckError(f"{name}: the compressed stream is damaged or cut short ({exc})") from None
     if first is None:
@@ -58,11 +64,29 @@ def check_content(path: Path, name: str, fmt: str = "libsvm", expected_rows: int
     return rows
 
 
-def _check_first_line(line: bytes, name: str, fmt: str) -> None:
+def _line_heads(fh, limit: int):
+    """(head, whole) for each line: its first `limit` bytes, stripped, and whether that is the whole
+    line. A longer line is read on in pieces of `limit` bytes and the rest dropped."""
+    while True:
+        piece = fh.readline(limit)
+        if not piece:
+            return
+        head = piece.strip()
+        whole = piece.endswith(b"\n") or len(piece) < limit  # a shorter piece ends at the end of the file
+        while not (piece.endswith(b"\n") or len(piece) < limit):
+            piece = fh.readline(limit)
+            head = head or piece.strip()  # the first piece was all blanks
+        yield head[:limit], whole
+
+
+def _check_first_line(line: bytes, whole: bool, name: str, fmt: str) -> None:
+    """`line`: the first data line, or its first SNIFF_BYTES when not `whole` (then judged up to its
+    last blank, as the token the cut falls in is incomplete)."""
     lowered = line[:64].lower()
     if lowered.startswith(_MARKUP) or b"\x00" in line[:4096]:
         raise ContentCheckError(f"{name}: the bytes look like a web page or binary data, not {fmt} text "
                                 f"(first line starts {line[:40]!r})")
-    if fmt == "libsvm" and not _LIBSVM_LINE.match(line[:65536]):
+    judged = line if whole else line[: max(line.rfind(b" "), line.rfind(b"\t"), 0)]
+    if fmt == "libsvm" and not (judged and _LIBSVM_LINE.match(judged)):
         raise ContentCheckError(f"{name}: the first data line is not LIBSVM 'label index:value ...' "
                                 f"(it starts {line[:40]!r})")

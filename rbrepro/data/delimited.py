@@ -2,18 +2,21 @@
 
 Blank lines and `#` comments (whole-line or trailing) are skipped, and every error names
 the file's own line number, counting the skipped lines. The first data line is a header
-only when every field is a name (non-empty, not a number), so a first row with a typo or a missing value
-is an error on line 1 rather than silently dropped as a header.
+only when every field is a name (non-empty, not a number, quotes removed as a CSV reader removes
+them), so a first row with a typo or a missing value is an error on line 1 rather than silently
+dropped as a header, and a quoted first row of numbers is data.
 """
 
 from __future__ import annotations
 
+import csv
 import io
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from rbrepro.data.inputs import InputFileError
 from rbrepro.data.libsvm import Parsed, ParseError, open_text
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -32,6 +35,8 @@ def _data_lines(path: Path) -> tuple[list[str], list[int]]:
     try:
         with open_text(path) as fh:
             raw = fh.read()
+    except (ParseError, InputFileError):  # they name the file and what is wrong already
+        raise
     except (OSError, EOFError, ValueError) as exc:  # truncated archives raise EOFError / lzma errors
         raise ParseError(f"{path}: not a readable CSV file: {exc}".replace("\n", " ")) from exc
     try:
@@ -48,11 +53,16 @@ def _data_lines(path: Path) -> tuple[list[str], list[int]]:
     return lines, numbers
 
 
+def _fields(line: str) -> list[str]:
+    """The fields of one CSV line as a CSV reader sees them (quotes removed), stripped."""
+    return [field.strip() for field in next(csv.reader([line]), [])]
+
+
 def parse_csv(path: Path, n_features: int = 0) -> Parsed:
     """Parse a CSV file (first column the label); n_features 0 = as many as the file has."""
     path = Path(path)
     lines, numbers = _data_lines(path)
-    fields = [field.strip() for field in lines[0].split(",")] if lines else []
+    fields = _fields(lines[0]) if lines else []
     if fields and all(fields) and not any(map(_is_number, fields)):
         lines, numbers = lines[1:], numbers[1:]  # a header: names in every column, no numbers
     if not lines:

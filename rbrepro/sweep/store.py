@@ -1,0 +1,166 @@
+"""The results folder: its layout, cell files, states, the assembled CSV and the sweep lock.
+
+Layout of a results folder::
+
+    runs/<name>/            (the default; published results live in results/<name>/, written
+                             only when asked for with --out)
+      cells/<key>.json      one finished cell's row, written atomically
+      cells/<key>.log       a failed cell's traceback (kept out of the CSV)
+      results.csv           exactly the cells of the config that ran (atomically rebuilt)
+      config.resolved.yaml  the validated config with every default filled in, plus provenance
+      unavailable.json      datasets whose files cannot be had here, and why
+      sweep.lock            held while a sweep runs (a second sweep on the folder refuses)
+
+Only the coordinating process writes here; cells run elsewhere and return their row.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+import pandas as pd
+
+from rbrepro.data.atomic import atomic_path, write_text_atomic
+from rbrepro.memory import memory_limit_bytes
+from rbrepro.models.cell import CellParams
+from rbrepro.sweep.keys import cell_key, params_key
+
+CSV_NAME = "results.csv"
+
+UNAVAILABLE_NAME = "unavailable.json"
+
+class SweepLocked(RuntimeError):
+    """Another sweep is writing to the same results folder."""
+
+@dataclass
+class CellState:
+    params: CellParams
+    key: str
+    status: str  # "done", "skipped", "failed", "todo"
+    row: dict | None = None
+
+ROW_REQUIRED = {"ok": ("dataset", "method", "test_metric", "train_metric", "train_s"), "skipped": ("error",),
+                "failed": ("error",)}
+
+def valid_row(row) -> bool:
+    """A cell file's row as a sweep wrote it: a mapping with a known status and that status's fields
+    (a damaged or hand-made file is run again, never taken as a finished cell)."""
+    if not isinstance(row, dict) or row.get("status") not in ROW_REQUIRED:
+        return False
+    if not all(k in row for k in ROW_REQUIRED[row["status"]]):
+        return False
+    return row["status"] != "ok" or all(isinstance(row[k], (int, float)) and not isinstance(row[k], bool)
+                                        for k in ("test_metric", "train_metric", "train_s"))
+
+
+def cell_path(out: Path, key: str, suffix: str = ".json") -> Path:
+    return Path(out) / "cells" / f"{key}{suffix}"
+
+
+def read_row(path: Path) -> dict | None:
+    """A cell file's row, or None when it is absent, unreadable or not a row a sweep wrote."""
+    try:
+        row = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return row if valid_row(row) else None
+
+
+def json_default(value):
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"cannot serialize {type(value).__name__}")
+
+
+def write_row(out: Path, key: str, row: dict) -> None:
+    """Write a finished cell atomically; its traceback, if any, goes to cells/<key>.log."""
+    log = cell_path(out, key, ".log")
+    trace = row.pop("traceback", None)
+    if trace:
+        write_text_atomic(log, trace)
+    elif log.exists():
+        log.unlink()
+    write_text_atomic(cell_path(out, key), json.dumps(row, default=json_default) + "\n")
+
+
+def _stale_index(out: Path) -> dict[str, tuple[str, dict]]:
+    """params_key -> (key, row) of every valid cell file (for reusing cells of older code or data)."""
+    index = {}
+    for path in sorted((out / "cells").glob("*.json")):
+        row = read_row(path)
+        if row is not None and row.get("params_key"):
+            index[row["params_key"]] = (path.stem, row)
+    return index
+
+def cell_states(cells: list[CellParams], out: Path, fingerprints: dict | None = None, reuse_stale: bool = False,
+                memory_limit: float | None = None) -> list[CellState]:
+    """Each cell's state in `out`. A skipped cell is due again when the memory limit now in force
+    (`memory_limit` bytes; default: the configured one) is above the one it was refused under."""
+    fingerprints = fingerprints or {}
+    limit = memory_limit_bytes() if memory_limit is None else memory_limit
+    stale = _stale_index(out) if reuse_stale else {}
+    states = []
+    for c in cells:
+        key = cell_key(c, fingerprints.get(c.dataset, ""))
+        row = read_row(cell_path(out, key))
+        if row is None and reuse_stale and params_key(c) in stale:
+            key, row = stale[params_key(c)]
+        if row is None:
+            status = "todo"
+        elif row["status"] == "skipped" and float(row.get("memory_limit_bytes") or 0) < limit:
+            status = "todo"
+        else:
+            status = {"ok": "done", "skipped": "skipped"}.get(row["status"], "failed")
+        states.append(CellState(c, key, status, row))
+    return states
+
+CSV_ORDER = ("dataset", "method", "evaluate_on", "R", "sigma", "threads", "variant", "seed", "cell_key")
+
+def assemble_csv(out: Path, keys: Iterable[str] | None = None,
+                 annotate_rows: Callable[[pd.DataFrame], pd.DataFrame] | None = None) -> tuple[pd.DataFrame, int]:
+    """results.csv from the cell files of `keys` (default: every cell file), one row per cell, in a
+    stable order, passed through `annotate_rows` if given; returns it and the number of cell files
+    kept aside (not in `keys`)."""
+    paths = sorted((out / "cells").glob("*.json"))
+    wanted = None if keys is None else set(keys)
+    rows, aside = [], 0
+    for path in paths:
+        if wanted is not None and path.stem not in wanted:
+            aside += 1
+            continue
+        row = read_row(path)
+        if row is not None:
+            row.pop("traceback", None)  # older cell files: the traceback goes to the .log, not the CSV
+            rows.append(row)
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame = frame.sort_values([c for c in CSV_ORDER if c in frame], kind="stable")
+    if annotate_rows is not None:
+        frame = annotate_rows(frame)
+    with atomic_path(out / CSV_NAME) as tmp:
+        frame.to_csv(tmp, index=False)
+    return frame, aside
+
+@contextlib.contextmanager
+def sweep_lock(out: Path):
+    out.mkdir(parents=True, exist_ok=True)
+    fh = open(out / "sweep.lock", "a+")
+    try:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SweepLocked(f"{out}: another sweep is running on this results folder "
+                              f"(it holds {out / 'sweep.lock'}); wait for it or use --out") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()}\n")
+        fh.flush()
+        yield
+    finally:
+        fh.close()
