@@ -28,7 +28,7 @@ from rbrepro.data.libsvm import ParseError, parse_libsvm
 from rbrepro.data.load import data_dir, load_dataset
 from rbrepro.data.registry import get_spec
 from rbrepro.data.user import spec_from_files, spec_from_path
-from tests.conftest import make_binary_problem, write_libsvm, write_manifest
+from tests.conftest import make_binary_problem, write_libsvm
 from tests.loopback import Behaviour, serve
 
 
@@ -135,6 +135,15 @@ def test_a_fifo_named_on_the_command_line_is_one_line(special, tmp_path):
                    str(special), "not a regular file")
 
 
+@pytest.mark.parametrize("special", ["fifo"], indirect=True)
+def test_a_fifo_as_the_datasets_file_is_refused_at_once(special):
+    from rbrepro.data.user import load_datasets_file
+    from rbrepro.yamlconf import ConfigError
+
+    error, _ = within(5, lambda: load_datasets_file(special))
+    assert isinstance(error, ConfigError) and str(special) in str(error) and "not a regular file" in str(error)
+
+
 def test_dev_zero_as_a_source_is_refused_without_filling_the_disk(tmp_path):
     (tmp_path / "sets.yaml").write_text("datasets:\n  zero:\n    train: /dev/zero\n")
     proc = rbrepro("train", "zero", "--datasets", tmp_path / "sets.yaml", "--R", "8", timeout=60,
@@ -208,7 +217,7 @@ def test_a_server_trickling_bytes_is_aborted_by_the_minimum_rate(dribble, tmp_pa
     error, took = within(10, lambda: fetch_dataset(spec, tmp_path / "d", progress=False))
     assert isinstance(error, FetchError), error
     assert f"{url}/slow.libsvm" in str(error) and "B/s" in str(error) and "RBREPRO_FETCH_MIN_RATE" in str(error)
-    assert took < 5 and not [p for p in (tmp_path / "d").rglob("*") if p.is_file() and "slow" in p.name]
+    assert took < 5 and not [p for p in (tmp_path / "d" / "raw").rglob("*") if p.is_file()]
 
 
 def test_an_endless_fast_source_is_aborted_by_the_deadline(dribble, tmp_path, monkeypatch):
@@ -218,7 +227,7 @@ def test_an_endless_fast_source_is_aborted_by_the_deadline(dribble, tmp_path, mo
     error, took = within(10, lambda: fetch_dataset(spec, tmp_path / "d", progress=False))
     assert isinstance(error, FetchError), error
     assert f"{url}/endless.libsvm" in str(error) and "RBREPRO_FETCH_DEADLINE" in str(error)
-    assert took < 5 and not [p for p in (tmp_path / "d").rglob("*") if p.is_file() and "endless" in p.name]
+    assert took < 5 and not [p for p in (tmp_path / "d" / "raw").rglob("*") if p.is_file()]
 
 
 @pytest.mark.parametrize("name", ["RBREPRO_FETCH_TIMEOUT", "RBREPRO_FETCH_DEADLINE", "RBREPRO_FETCH_MIN_RATE",
@@ -276,8 +285,7 @@ def test_a_local_source_that_changes_mid_copy_is_not_kept(how, tmp_path, monkeyp
     monkeypatch.setattr(fetch_mod, "_progress", lambda enabled: _EditingBar(edit))
     with pytest.raises(FetchError, match=r"own\.libsvm.*changed while it was copied"):
         fetch_dataset(spec_from_files("own", str(src)), tmp_path / "d", progress=False)
-    written = [p for p in (tmp_path / "d").rglob("*") if p.is_file() and "own" in p.name]
-    assert written == []
+    assert [p for p in (tmp_path / "d" / "raw").rglob("*") if p.is_file()] == []
     lock = tmp_path / "d" / "hashes.lock.json"
     assert not lock.exists() or json.loads(lock.read_text()) == {}
 
@@ -356,6 +364,18 @@ def test_a_password_in_a_mirror_or_user_url_is_never_stored_or_shown(small_ijcnn
     assert record["origin"].startswith("mirror:http://alice:***@127.0.0.1")
 
 
+def test_a_census_file_supplied_from_a_url_with_a_password_is_recorded_without_it(tmp_path):
+    from dataclasses import replace
+
+    from rbrepro.data.registry import REGISTRY
+    from rbrepro.data.user import remember_supplied, supplied_record, user_file
+
+    url = "https://bob:hunter2-pw@example.org/census.libsvm"
+    remember_supplied(tmp_path, replace(REGISTRY["census"], train=user_file("census", url)))
+    text = supplied_record(tmp_path, "census").read_text()
+    assert "hunter2-pw" not in text and "bob:***@example.org" in text
+
+
 # --- 6. a damaged hashes.lock.json ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"k": 5}', '{"k": "abc"}', "\x00\x01"])
@@ -430,9 +450,10 @@ def test_a_libsvm_file_with_a_first_line_over_64_kb_passes_the_content_check(tmp
     path = tmp_path / "wide.libsvm"
     path.write_text(first + "\n-1 1:0.5\n1 2:0.25\n")
     assert check_content(path, "wide.libsvm", "libsvm", 3) == 3
-    path.write_text("1 " + "9" * 70000 + "\n")  # one endless token: not LIBSVM
-    with pytest.raises(ValueError, match="not LIBSVM"):
-        check_content(path, "junk.libsvm", "libsvm")
+    for junk in ("1 abc:1 " + "9" * 70000, "9" * 70000):  # judged on what shows in the first 64 kB
+        path.write_text(junk + "\n")
+        with pytest.raises(ValueError, match="not LIBSVM"):
+            check_content(path, "junk.libsvm", "libsvm")
 
 
 def test_a_quoted_csv_without_a_header_keeps_its_first_row(tmp_path):

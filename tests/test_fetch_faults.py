@@ -67,16 +67,30 @@ def test_an_interrupted_run_leaves_a_part_file_that_the_next_run_resumes(server,
     assert _raw(tmp_path).read_bytes() == (root / rel).read_bytes()
 
 
-def test_a_stale_part_that_is_not_a_prefix_fails_the_hash_and_is_dropped(server, tmp_path):
-    url, root, _ = server
+def test_a_stale_part_of_unknown_origin_is_not_resumed_but_fetched_afresh(server, tmp_path):
+    url, root, b = server
     part = _raw(tmp_path).with_name("ijcnn1.t.bz2.part")
     part.parent.mkdir(parents=True)
-    part.write_bytes(b"garbage" * 100)
+    part.write_bytes(b"garbage" * 100)  # no record of where it came from: nothing vouches for its bytes
+    fetch_dataset(get_spec("ijcnn1"), tmp_path / "data", url, progress=False)
+    assert b.ranges_seen == [] and not part.exists()
+    assert _raw(tmp_path).read_bytes() == (root / "binary/ijcnn1.t.bz2").read_bytes()
+
+
+def test_a_partial_file_that_is_not_a_prefix_fails_the_hash_and_is_dropped(server, tmp_path, monkeypatch):
+    url, root, b = server
+    rel = "binary/ijcnn1.t.bz2"
+    monkeypatch.setattr(fetch_mod, "RETRIES", 1)
+    b.cut_after[rel], b.cuts_left[rel] = 4096, 1
+    with pytest.raises(FetchError, match="is kept"):
+        fetch_dataset(get_spec("ijcnn1"), tmp_path / "data", url, progress=False)
+    part = _raw(tmp_path).with_name("ijcnn1.t.bz2.part")
+    part.write_bytes(b"x" * 4096)  # same size and source, other bytes: resumed, then caught by the hash
     with pytest.raises(FetchError, match="sha256 mismatch"):
         fetch_dataset(get_spec("ijcnn1"), tmp_path / "data", url, progress=False)
     assert not part.exists() and not _raw(tmp_path).exists()
     fetch_dataset(get_spec("ijcnn1"), tmp_path / "data", url, progress=False)  # then a clean fetch works
-    assert _raw(tmp_path).exists()
+    assert _raw(tmp_path).read_bytes() == (root / rel).read_bytes()
 
 
 def test_an_html_page_with_status_200_is_refused(server, tmp_path):

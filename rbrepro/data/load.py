@@ -12,10 +12,29 @@ import scipy.sparse as sp
 
 from rbrepro.data import libsvm, user
 from rbrepro.data.delimited import parse_csv
-from rbrepro.data.fetch import FetchError, fetch_dataset, file_lock, read_record, sha256_file, write_record
+from rbrepro.data.fetch import (
+    FetchError,
+    fetch_dataset,
+    file_lock,
+    is_own_local_file,
+    read_record,
+    sha256_file,
+    write_record,
+)
+from rbrepro.data.inputs import redact
 from rbrepro.data.registry import DataFile, DatasetSpec, get_spec
 
 TRAIN_SHARE = 0.8
+
+
+def _startup_folder() -> Path:
+    try:
+        return Path.cwd()
+    except OSError:  # the working folder was removed: relative paths then fail where they are used
+        return Path(".")
+
+
+STARTUP_FOLDER = _startup_folder()
 
 
 class ContentError(ValueError):
@@ -23,8 +42,11 @@ class ContentError(ValueError):
 
 
 def data_dir(path: str | os.PathLike | None = None) -> Path:
-    """The cache folder: `path`, else $RBREPRO_DATA, else ./datasets."""
-    return Path(path or os.environ.get("RBREPRO_DATA") or "datasets")
+    """The cache folder: `path`, else $RBREPRO_DATA, else ./datasets; `~` expanded, and a relative
+    folder taken from the working folder at startup (STARTUP_FOLDER), so a later change of folder
+    does not move the cache."""
+    folder = Path(path or os.environ.get("RBREPRO_DATA") or "datasets").expanduser()
+    return folder if folder.is_absolute() else STARTUP_FOLDER / folder
 
 
 def default_mirror(mirror=None):
@@ -37,11 +59,17 @@ def user_datasets(datasets_file=None) -> dict[str, DatasetSpec]:
     return user.load_datasets_file(path) if path else {}
 
 
+def _names_a_file(name: str) -> bool:
+    """Whether a dataset argument is a path to something on disk (a file, or a special file or a
+    symlink loop, which spec_from_path then refuses naming the path) rather than a dataset name."""
+    return ("/" in name or "." in name) and os.path.lexists(Path(name).expanduser())
+
+
 def resolve_spec(name: str | DatasetSpec, root: Path, extra: dict[str, DatasetSpec] | None = None) -> DatasetSpec:
     """A registry name, a user-registered name, a DatasetSpec, or a path to a data file."""
     if isinstance(name, DatasetSpec):
         spec = name
-    elif (extra and name in extra) or not (("/" in name or "." in name) and Path(name).expanduser().is_file()):
+    elif (extra and name in extra) or not _names_a_file(name):
         spec = get_spec(name, extra)
     else:
         spec = user.spec_from_path(name)
@@ -110,6 +138,12 @@ def load_parsed(raw: Path, n_features: int, cache_dir: Path, fmt: str = "libsvm"
                 libsvm.parse_libsvm(raw, n_features, repairs=repairs)
             libsvm.save_cache(parsed, cache, digest)
     return parsed
+
+
+def _needs_fetch(spec: DatasetSpec, root: Path) -> bool:
+    """Whether a dataset's files must be fetched: one is not in raw/ yet, or is a user's local file
+    (copied again when it changed since; fetch_file sees that cheaply from its size and mtime)."""
+    return any(not (root / "raw" / f.path).exists() or is_own_local_file(f) for f in spec.files)
 
 
 def _check_rows(raw: Path, parsed: libsvm.Parsed, file: DataFile) -> None:
@@ -240,7 +274,7 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
         if missing and not fetch:
             raise FileNotFoundError(f"{spec.name}: {missing[0].path} is not in {root / 'raw'}; "
                                     f"run `rbrepro fetch {spec.name}`")
-        if missing:
+        if _needs_fetch(spec, root):
             fetch_dataset(spec, root, default_mirror(mirror), progress=progress)
         parsed = {}
         for role, f in (("train", spec.train), ("test", spec.test), ("val", spec.val)):
@@ -254,7 +288,7 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
                 if not f.url:
                     raise
                 # a user's file is parsed from its copy under raw/user/: name the file the user gave
-                raise libsvm.ParseError(str(exc).replace(str(raw), f.url)) from None
+                raise libsvm.ParseError(str(exc).replace(str(raw), redact(f.url))) from None
             _check_rows(raw, parsed[role], f)
         train, test, val = parsed["train"], parsed.get("test"), parsed.get("val")
 
@@ -347,7 +381,7 @@ def dataset_availability(name, data_path=None, mirror=None, datasets_file=None) 
 
             digests = [f"{spec.source} scikit-learn {sklearn.__version__}"]
         else:
-            if any(not (root / "raw" / f.path).exists() for f in spec.files):
+            if _needs_fetch(spec, root):
                 fetch_dataset(spec, root, default_mirror(mirror), progress=False)
             digests = [_source_digest(root / "raw" / f.path) for f in spec.files]
     except (FetchError, FileNotFoundError) as exc:  # cannot be had here (not in the mirror, or a user's

@@ -14,16 +14,21 @@ A datasets file::
         R: 64                         # default R for sweeps
         lam: 0.01
 
-Files are fetched into DATA_DIR/raw/user/<name>/ and their hashes recorded on first use.
+Files are fetched into DATA_DIR/raw/user/<name>/<hash of the location>-<file name> (so two files
+of one name in different folders never share a copy); a URL's hash is recorded on first use, and a
+local file is copied again whenever it changes. A URL's password is never written (inputs.redact).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 from pathlib import Path
 
 from rbrepro.data.atomic import write_text_atomic
+from rbrepro.data.inputs import InputFileError, open_regular, redact, regular_stat
 from rbrepro.data.registry import REGISTRY, TASKS, DataFile, DatasetSpec
 from rbrepro.yamlconf import ConfigError, Reader, compose
 
@@ -33,16 +38,24 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 
 def _location(text: str, base: Path) -> str:
+    """A URL as given, or an absolute path (`~` expanded, relative to `base`) with symlinks resolved
+    (a symlink loop is left for inputs.regular_stat to name, not raised here)."""
     if "://" in text:
         return text
-    return str((base / text).expanduser().resolve())
+    return os.path.realpath(Path(base, Path(text).expanduser()))
 
 
 def _basename(location: str) -> str:
     """The file name a user's file is stored under: its last path component, made safe (it can
     never be '.', '..' or contain a separator, so it cannot escape DATA_DIR/raw/user/<name>/)."""
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", location.rstrip("/").rsplit("/", 1)[-1])
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", redact(location).rstrip("/").rsplit("/", 1)[-1])
     return name if name.strip(".") else "data"
+
+
+def _stored_name(location: str) -> str:
+    """The name of a user's file in the cache: a short hash of its location (password redacted), then
+    its own name, so files of one name in different folders (or at different URLs) never collide."""
+    return f"{hashlib.sha256(redact(location).encode()).hexdigest()[:12]}-{_basename(location)}"
 
 
 def _guess_format(location: str) -> str:
@@ -53,7 +66,7 @@ def _guess_format(location: str) -> str:
 
 
 def user_file(name: str, location: str, fmt: str | None = None) -> DataFile:
-    return DataFile(path=f"user/{name}/{_basename(location)}", url=location, format=fmt or _guess_format(location))
+    return DataFile(path=f"user/{name}/{_stored_name(location)}", url=location, format=fmt or _guess_format(location))
 
 
 def spec_from_files(name: str, train: str, test: str | None = None, task: str = "auto", fmt: str | None = None,
@@ -68,8 +81,11 @@ def spec_from_files(name: str, train: str, test: str | None = None, task: str = 
 def spec_from_path(path: str, test: str | None = None) -> DatasetSpec:
     """An ad hoc dataset for a file named on the command line (name = the file's stem)."""
     loc = _location(path, Path.cwd())
-    if "://" not in loc and not Path(loc).is_file():
-        raise FileNotFoundError(f"{path}: no such file")
+    if "://" not in loc:
+        try:
+            regular_stat(Path(path).expanduser())  # a FIFO, device, socket or loop is refused before any open
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{path}: no such file") from None
     stem = _basename(loc)
     for suffix in (".bz2", ".xz", ".gz", ".csv", ".txt", ".libsvm", ".svm"):
         stem = stem.removesuffix(suffix)
@@ -81,7 +97,10 @@ def load_datasets_file(path: str | Path) -> dict[str, DatasetSpec]:
     """Validate a datasets YAML file into specs (errors name file:line: key path)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open_regular(path) as fh:
+            text = fh.read().decode("utf-8")
+    except InputFileError as exc:
+        raise ConfigError(f"cannot read the datasets file: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the datasets file: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
@@ -125,8 +144,9 @@ def supplied_record(root: Path, name: str) -> Path:
 
 
 def remember_supplied(root: Path, spec: DatasetSpec) -> None:
-    """Record where a user-supplied built-in dataset (census) came from, for later loads."""
-    files = {role: {"path": f.path, "url": f.url, "format": f.format}
+    """Record where a user-supplied built-in dataset (census) came from, for later loads (a URL's
+    password is not written: a later fetch from it needs `--from` again)."""
+    files = {role: {"path": f.path, "url": redact(f.url), "format": f.format}
              for role, f in (("train", spec.train), ("test", spec.test)) if f}
     write_text_atomic(supplied_record(root, spec.name), json.dumps(files, indent=1) + "\n")
 

@@ -42,6 +42,9 @@ from rbrepro.sweep.store import (
     write_row,
 )
 
+#: a running sweep rebuilds results.csv at most this often (and once at its end)
+CSV_EVERY_S = 2.0
+
 
 def select(cells: Iterable[CellParams], datasets=(), sigmas=(), Rs=(), seeds=(), methods=()) -> list[CellParams]:
     """Narrow the grid from the command line (an empty filter keeps everything)."""
@@ -198,6 +201,8 @@ def _run_states(config, out, states, data_path, mirror, backend, on_progress, co
     backend = backend or LocalBackend(default_workers([s.params for s in todo], config.exclusive),
                                       memory_budget=memory_limit_bytes(memory_limit_gb), exclusive=config.exclusive)
     by_key = {s.key: s for s in todo}
+    known = {s.key: s.row for s in states if s.row is not None and s.status in ("done", "skipped")}
+    last_csv, pending = [0.0], [len(by_key)]
 
     def on_row(key: str, row: dict) -> None:
         params = by_key[key].params
@@ -211,10 +216,14 @@ def _run_states(config, out, states, data_path, mirror, backend, on_progress, co
         row["exclusive"] = bool(config.exclusive)
         row["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         write_row(out, key, row)
+        known[key] = row
         status = row.get("status")
         counts["done" if status == "ok" else "skipped" if status == "skipped" else "failed"] += 1
         finished_keys.append(key)
-        assemble_csv(out, finished_keys)
+        pending[0] -= 1
+        if time.monotonic() - last_csv[0] >= CSV_EVERY_S or pending[0] == 0:
+            assemble_csv(out, finished_keys, known=known)  # mid-sweep: at most every CSV_EVERY_S
+            last_csv[0] = time.monotonic()
         if on_progress:
             on_progress(counts["done"] + counts["skipped"], counts["failed"], counts["total"])
 

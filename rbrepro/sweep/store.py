@@ -123,10 +123,13 @@ def cell_states(cells: list[CellParams], out: Path, fingerprints: dict | None = 
 CSV_ORDER = ("dataset", "method", "evaluate_on", "R", "sigma", "threads", "variant", "seed", "cell_key")
 
 def assemble_csv(out: Path, keys: Iterable[str] | None = None,
-                 annotate_rows: Callable[[pd.DataFrame], pd.DataFrame] | None = None) -> tuple[pd.DataFrame, int]:
+                 annotate_rows: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
+                 known: dict[str, dict] | None = None) -> tuple[pd.DataFrame, int]:
     """results.csv from the cell files of `keys` (default: every cell file), one row per cell, in a
     stable order, passed through `annotate_rows` if given; returns it and the number of cell files
-    kept aside (not in `keys`)."""
+    kept aside (not in `keys`). `known` (key -> row) holds rows already read or just written: they
+    are not read again (a sweep rebuilds the CSV as cells finish; re-reading every file each time
+    made that quadratic)."""
     paths = sorted((out / "cells").glob("*.json"))
     wanted = None if keys is None else set(keys)
     rows, aside = [], 0
@@ -134,7 +137,7 @@ def assemble_csv(out: Path, keys: Iterable[str] | None = None,
         if wanted is not None and path.stem not in wanted:
             aside += 1
             continue
-        row = read_row(path)
+        row = dict(known[path.stem]) if known is not None and path.stem in known else read_row(path)
         if row is not None:
             row.pop("traceback", None)  # older cell files: the traceback goes to the .log, not the CSV
             rows.append(row)
