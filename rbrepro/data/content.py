@@ -15,6 +15,7 @@ import lzma
 import re
 from pathlib import Path
 
+from rbrepro.data.files import DecompressionLimitError, open_text
 from rbrepro.data.inputs import open_regular
 
 SNIFF_BYTES = 1 << 16
@@ -34,7 +35,6 @@ def check_content(path: Path, name: str, fmt: str = "libsvm", expected_rows: int
     suffix, markup or binary junk, a first data line that is not LIBSVM, or a row count
     that differs from the registry's.
     """
-    from rbrepro.data.libsvm import DecompressionLimitError, open_text  # here: libsvm imports fetch, which imports us
 
     suffix = Path(name).suffix.lower()
     with open_regular(path) as fh:

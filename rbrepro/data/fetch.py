@@ -44,10 +44,10 @@ import urllib3
 
 from rbrepro.data.atomic import write_text_atomic
 from rbrepro.data.content import ContentCheckError, check_content
+from rbrepro.data.files import CHUNK, sha256_file  # noqa: F401  (sha256_file: part of fetch's API)
 from rbrepro.data.inputs import InputFileError, env_setting, open_regular, redact, regular_stat
 from rbrepro.data.registry import SITE_BASE, DataFile, DatasetSpec
 
-CHUNK = 1 << 20
 RETRIES = 4
 BACKOFF_S = 0.5
 CONNECT_TIMEOUT_S = 15.0
@@ -162,14 +162,6 @@ class Source:
 
     def locate(self, rel: str) -> str:
         return str(Path(self.base) / rel) if self.is_local else f"{self.base}/{rel}"
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open_regular(path) as fh:
-        for block in iter(lambda: fh.read(CHUNK), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _read_local_text(where: str, cap: int) -> str | None:

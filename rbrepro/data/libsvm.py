@@ -12,9 +12,6 @@ are non-zero, CSR float32 otherwise.
 
 from __future__ import annotations
 
-import bz2
-import gzip
-import io
 import json
 import lzma
 from dataclasses import dataclass
@@ -25,24 +22,18 @@ import scipy.sparse as sp
 
 from rbrepro.data import _libsvm_kernels as _k
 from rbrepro.data.atomic import atomic_path
-from rbrepro.data.fetch import sha256_file
-from rbrepro.data.inputs import open_regular
+from rbrepro.data.files import (  # noqa: F401  (re-exported: the parser's API)
+    DecompressionLimitError,
+    ParseError,
+    max_decompressed_bytes,
+    open_text,
+    sha256_file,
+)
 
 CACHE_FORMAT = 1
 DENSE_IF_DENSITY_AT_LEAST = 0.5
 BLOCK_BYTES = 16 << 20
 MAX_LINE_BYTES = 64 << 20
-DECOMPRESSED_PER_MEMORY = 4  # default cap on a compressed file's text: this many times the memory limit
-_DECOMPRESSORS = {".bz2": lambda fh: bz2.BZ2File(fh, "rb"), ".xz": lambda fh: lzma.LZMAFile(fh, "rb"),
-                  ".gz": lambda fh: gzip.GzipFile(fileobj=fh, mode="rb")}
-
-
-class ParseError(ValueError):
-    """A LIBSVM file that cannot be parsed; the message names the file."""
-
-
-class DecompressionLimitError(ParseError):
-    """A compressed file that expands past the limit (max_decompressed_bytes); names the file and the limit."""
 
 
 @dataclass
@@ -73,65 +64,6 @@ class _Repairing:
         else:
             self._held = b""
         return data
-
-
-def max_decompressed_bytes() -> tuple[int, str]:
-    """The most text a compressed file may expand to, and where that limit comes from:
-    $RBREPRO_MAX_DECOMPRESSED_GB, else DECOMPRESSED_PER_MEMORY times the memory limit (the parsed
-    arrays of a LIBSVM text are smaller than the text, so a larger one could not be loaded anyway)."""
-    from rbrepro.memory import GB, env_number, memory_limit_bytes
-
-    gb = env_number("RBREPRO_MAX_DECOMPRESSED_GB")
-    if gb is not None:
-        return int(gb * GB), "RBREPRO_MAX_DECOMPRESSED_GB"
-    return DECOMPRESSED_PER_MEMORY * memory_limit_bytes(), \
-        f"{DECOMPRESSED_PER_MEMORY} x the memory limit; set RBREPRO_MAX_DECOMPRESSED_GB or RBREPRO_MEMORY_LIMIT_GB"
-
-
-class _Capped(io.RawIOBase):
-    """A decompressed stream that stops with DecompressionLimitError once more than `limit` bytes
-    came out of it; closing it closes the file under it too."""
-
-    def __init__(self, stream, source, name: str, limit: tuple[int, str]):
-        self._stream, self._source, self._name = stream, source, name
-        self._limit, self._why = limit
-        self._seen = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        data = self._stream.read(len(buffer))
-        self._seen += len(data)
-        if self._seen > self._limit:
-            raise DecompressionLimitError(
-                f"{self._name}: decompresses to more than {self._limit / 1024**3:.3g} GB, the limit ({self._why}); "
-                "refused as a possible decompression bomb")
-        buffer[: len(data)] = data
-        return len(data)
-
-    def close(self) -> None:
-        if not self.closed:
-            try:
-                self._stream.close()
-            finally:
-                self._source.close()
-        super().close()
-
-
-def open_text(path: Path, suffix: str | None = None):
-    """A binary file object that decompresses by suffix (path's own, or `suffix` for a file
-    still named `.part`), capped at max_decompressed_bytes(). Only a regular file is opened."""
-    suffix = (suffix or Path(path).suffix).lower()
-    source = open_regular(path)
-    if suffix not in _DECOMPRESSORS:
-        return source
-    try:
-        limit = max_decompressed_bytes()
-        return io.BufferedReader(_Capped(_DECOMPRESSORS[suffix](source), source, str(path), limit))
-    except BaseException:
-        source.close()
-        raise
 
 
 def _parse_stream(fh, n_features: int, name: str, block_bytes: int) -> tuple[sp.csr_matrix, np.ndarray]:

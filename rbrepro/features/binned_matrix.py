@@ -74,6 +74,14 @@ class BinnedMatrix:
         kernels.scatter_gram_vector(self.ids, v, self.offsets, p, self.scale ** 2, float(lam), out, grid_dots)
         return out, float(grid_dots.sum())
 
+    def gram_diagonal(self) -> np.ndarray:
+        """diag(Z^T Z): each column's bin count / R (solvers.operator)."""
+        return self.rmatvec(np.ones(self.n_rows)) * self.scale
+
+    def one_value_columns(self) -> tuple[np.ndarray, np.ndarray, float]:
+        """(ids, offsets, value): every row holds n_grids entries of one value (solvers.operator)."""
+        return self.ids, self.offsets, float(self.scale)
+
     def to_csr(self) -> sp.csr_matrix:
         """The same Z as a scipy CSR matrix (N x D), for interoperability."""
         rows = np.broadcast_to(np.arange(self.n_rows), self.ids.shape)

@@ -25,7 +25,8 @@ from rbrepro.features.random_fourier import RandomFourierFeatures
 from rbrepro.memory import check_memory, memory_limit_bytes
 from rbrepro.models._base import _Classifier, _Regressor
 from rbrepro.solvers.cg import MAXIT, TOL, ridge_cg
-from rbrepro.solvers.direct import DenseOperator, ridge_direct
+from rbrepro.solvers.direct import ridge_direct
+from rbrepro.solvers.operator import DenseOperator, as_operator
 
 FEATURES = {"rb": RandomBinningFeatures, "rf": RandomFourierFeatures, "nystrom": NystromFeatures}
 SOLVERS = ("cg", "pcg", "direct")
@@ -124,7 +125,7 @@ class _FeatureRidge(BaseEstimator):
             Z = self.features_.fit(X).transform(X)
         t1 = time.perf_counter()
         self.n_columns_ = Z.shape[1]
-        operator = Z if self._method == "rb" else DenseOperator(Z)
+        operator = as_operator(Z)  # RB's BinnedMatrix is one already; dense features are wrapped
         if self.solver_ in ("cg", "pcg"):
             self._solve_cg(operator, Y - self.y_mean_)
         else:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rbrepro.solvers._cg_kernels import direction, step
+from rbrepro.solvers.operator import as_operator
 
 MAXIT = 50
 TOL = 1e-3
@@ -29,20 +30,17 @@ class CGResult:
 
 
 def gram_diagonal(Z) -> np.ndarray:
-    """diag(Z^T Z): for RB, bin counts / R (Z^T Z restricted to one grid is exactly this
-    diagonal, so a Jacobi preconditioner is exact on each grid's block); for dense Z,
-    the squared column norms."""
-    if hasattr(Z, "ids"):
-        return Z.rmatvec(np.ones(Z.shape[0])) * Z.scale
-    M = Z.Z if hasattr(Z, "Z") else Z
-    return np.einsum("ij,ij->j", M, M, dtype=np.float64)
+    """diag(Z^T Z) of an operator (solvers.operator): for RB, bin counts / R (Z^T Z restricted to
+    one grid is exactly this diagonal, so a Jacobi preconditioner is exact on each grid's block);
+    for dense Z, the squared column norms."""
+    return as_operator(Z).gram_diagonal()
 
 
 def apply_normal(Z, P: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
     """(Z^T Z + lam I) P and per-column P^T (Z^T Z + lam I) P for P of shape (D, C): for one
     target, Z's fused `gram_apply_vector` where it has one (Random Binning), else a matvec and
     an rmatvec."""
-    if P.shape[1] == 1 and hasattr(Z, "gram_apply_vector"):
+    if P.shape[1] == 1 and hasattr(Z, "gram_apply_vector"):  # the protocol's optional fused step
         out, pAp = Z.gram_apply_vector(P[:, 0], lam)
         return out.reshape(-1, 1), np.array([pAp])
     AP = Z.rmatvec(Z.matvec(P))
@@ -60,6 +58,7 @@ def ridge_cg(Z, Y: np.ndarray, lam: float, maxit: int = MAXIT, tol: float = TOL,
         raise ValueError(f"lam must be >= 0, got {lam}")
     if maxit < 0:
         raise ValueError(f"maxit must be >= 0, got {maxit}")
+    Z = as_operator(Z)
     Y2 = np.asarray(Y, dtype=np.float64).reshape(Z.shape[0], -1)
     B = Z.rmatvec(Y2)
     n_cols, C = B.shape

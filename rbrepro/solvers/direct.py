@@ -25,9 +25,9 @@ def dense_gram(Z: np.ndarray) -> np.ndarray:
 
 
 def ridge_direct(Z, Y: np.ndarray, lam: float) -> np.ndarray:
-    """W = (Z^T Z + lam I)^{-1} Z^T Y for dense Z or an object with .to_csr() (RB)."""
+    """W = (Z^T Z + lam I)^{-1} Z^T Y for a dense Z, or a sparse operator (solvers.operator: RB's to_csr)."""
     Y2 = np.asarray(Y, dtype=np.float64).reshape(Z.shape[0], -1)
-    if hasattr(Z, "to_csr"):
+    if not isinstance(Z, np.ndarray):
         S = Z.to_csr()
         G = (S.T @ S).tocsc() + lam * sp.identity(S.shape[1], format="csc")
         lu = scipy.sparse.linalg.splu(G)
@@ -42,20 +42,6 @@ def ridge_direct(Z, Y: np.ndarray, lam: float) -> np.ndarray:
                                       check_finite=False)
     except np.linalg.LinAlgError:  # lam = 0 and a singular Gram matrix: least squares instead
         return scipy.linalg.lstsq(G, B)[0]
-
-
-class DenseOperator:
-    """A dense feature matrix seen by CG: Z W and Z^T V through BLAS."""
-
-    def __init__(self, Z: np.ndarray):
-        self.Z = Z
-        self.shape = Z.shape
-
-    def matvec(self, W):
-        return np.asarray(self.Z @ W.astype(self.Z.dtype, copy=False), dtype=np.float64)
-
-    def rmatvec(self, V):
-        return np.asarray(self.Z.T @ V.astype(self.Z.dtype, copy=False), dtype=np.float64)
 
 
 MATVEC_ROWS = 4096

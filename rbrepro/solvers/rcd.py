@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-from rbrepro.features.binned_matrix import BinnedMatrix
 from rbrepro.solvers import _rcd_kernels as k
 
 VARIANTS = ("async", "sync")
@@ -55,16 +54,18 @@ class _Columns:
     """Column access for RCD: CSC of the compact RB matrix, or dense Z^T for RF."""
 
     def __init__(self, Z):
-        if isinstance(Z, BinnedMatrix):
-            if (Z.ids < 0).any():
+        binned = hasattr(Z, "one_value_columns")  # the operator protocol's optional method (solvers.operator)
+        if binned:
+            ids, offsets, value = Z.one_value_columns()
+            if (ids < 0).any():
                 raise ValueError("RCD needs the training Z (no unseen-bin entries)")
             self.binned = True
             self.n_rows, self.n_cols = Z.shape
-            self.col_ptr = np.empty(Z.n_columns + 1, np.int64)
-            self.col_rows = np.empty(Z.ids.size, np.int32)
-            k.binned_to_csc(Z.ids, Z.offsets, self.col_ptr, self.col_rows)
-            self.value = float(Z.scale)
-            self.omega = Z.n_grids
+            self.col_ptr = np.empty(int(offsets[-1]) + 1, np.int64)
+            self.col_rows = np.empty(ids.size, np.int32)
+            k.binned_to_csc(ids, offsets, self.col_ptr, self.col_rows)
+            self.value = float(value)
+            self.omega = ids.shape[0]
         else:
             Z = np.asarray(Z)
             self.binned = False
@@ -72,7 +73,7 @@ class _Columns:
             self.ZT = np.ascontiguousarray(Z.T, dtype=np.float64)
             self.col_sq = np.einsum("ij,ij->i", self.ZT, self.ZT)
             self.omega = self.n_cols
-        self.predict = (Z.matvec if isinstance(Z, BinnedMatrix) else (lambda w: self.ZT.T @ w))
+        self.predict = (Z.matvec if binned else (lambda w: self.ZT.T @ w))
 
     def epoch(self, order, w, yhat, y, lam, curvature, code, variant, threads, batch, deltas):
         if self.binned:

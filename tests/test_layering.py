@@ -1,0 +1,90 @@
+"""The package's layering, checked by an AST walk over every module: imports go one way (a module
+imports only its own layer or lower ones), there is no import cycle, and the solvers see operators,
+never the feature maps (solvers/ imports nothing from features/)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "rbrepro"
+
+#: lowest first; a module may import its own layer and the layers below
+LAYERS = [
+    {"rbrepro", "rbrepro.memory", "rbrepro.provenance", "rbrepro.yamlconf", "rbrepro.metrics"},
+    {"rbrepro.data"},
+    {"rbrepro.features", "rbrepro.solvers"},
+    {"rbrepro.models"},
+    {"rbrepro.sweep", "rbrepro.published"},
+    {"rbrepro.plots", "rbrepro.theory"},
+    {"rbrepro.report"},
+    {"rbrepro.cli", "rbrepro.__main__"},
+]
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_module(name: str) -> bool:
+    base = PACKAGE.parent / name.replace(".", "/")
+    return base.with_suffix(".py").exists() or (base / "__init__.py").exists()
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the rbrepro modules it imports (a name imported from a package resolves to the
+    submodule it names where there is one, so a package's re-exports are not edges to itself)."""
+    graph = {}
+    for path in PACKAGE.rglob("*.py"):
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rbrepro"):
+                for alias in node.names:
+                    sub = f"{node.module}.{alias.name}"
+                    deps.add(sub if _is_module(sub) else node.module)
+            elif isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names if a.name.startswith("rbrepro"))
+        graph[_module(path)] = deps - {_module(path)}
+    return graph
+
+
+def _layer(module: str) -> int:
+    for i, layer in enumerate(LAYERS):
+        for top in sorted(layer, key=len, reverse=True):
+            if module == top or (top != "rbrepro" and module.startswith(top + ".")):
+                return i
+    return 0
+
+
+def test_imports_go_one_way_down_the_layers():
+    upward = [(m, d) for m, deps in import_graph().items() for d in deps if _layer(d) > _layer(m)]
+    assert upward == [], f"modules importing from a higher layer: {upward}"
+
+
+def test_the_solvers_never_import_the_feature_maps_nor_the_reverse():
+    graph = import_graph()
+    crossing = [(m, d) for m, deps in graph.items() for d in deps
+                if (m.startswith("rbrepro.solvers") and d.startswith("rbrepro.features"))
+                or (m.startswith("rbrepro.features") and d.startswith("rbrepro.solvers"))]
+    assert crossing == []
+
+
+def test_there_is_no_import_cycle():
+    graph = import_graph()
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == 1:
+                cycles.append(stack[stack.index(dep):] + [dep])
+            elif dep not in state:
+                visit(dep, stack + [dep])
+        state[node] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert cycles == [], f"import cycles: {cycles}"
