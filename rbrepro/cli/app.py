@@ -1,0 +1,34 @@
+"""The Typer application; each command module registers its commands on it."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    add_completion=False,
+    rich_markup_mode=None,  # plain click help: "[default: ...]" in help texts is text, not Rich markup
+    no_args_is_help=True,
+)
+
+
+def _version(value: bool):
+    if value:
+        from rbrepro import __version__
+        from rbrepro.provenance import provenance
+
+        prov = provenance()
+        dirty = " (dirty)" if prov.get("git_dirty") else ""
+        commit = f", git {prov['git_commit']}{dirty}" if prov.get("git_commit") else ""
+        typer.echo(f"rbrepro {__version__}{commit}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version (and the git commit of a checkout) and exit."),
+):
+    """Reproduce 'Revisiting Random Binning Features' (Wu et al., KDD'16): fetch the LIBSVM datasets,
+    build random features, train kernel models, run sweeps from YAML configs and plot the paper's
+    figures. sigma is an inverse kernel width: k(x, y) = exp(-sigma d(x, y)), d the L1 distance
+    unless --kernel euclidean says otherwise (baselines only)."""

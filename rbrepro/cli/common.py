@@ -1,0 +1,168 @@
+"""What every command shares: option vocabularies, help texts, and how errors reach the user."""
+
+from __future__ import annotations
+
+import math
+from enum import Enum
+from typing import List
+
+import typer
+from rich.console import Console
+
+err = Console(stderr=True)
+
+
+DATA_HELP = "Dataset cache folder [default: $RBREPRO_DATA or ./datasets]."
+
+
+DATASETS_HELP = "A YAML file registering your own datasets [default: $RBREPRO_DATASETS]."
+
+
+MIRROR_HELP = ("Base of a LIBSVM mirror in the site's layout: a directory or an http(s) URL "
+               "[default: $RBREPRO_MIRROR, else the LIBSVM site].")
+
+
+class Method(str, Enum):
+    rb = "rb"
+    rf = "rf"
+    nystrom = "nystrom"
+    block = "block"
+    exact = "exact"
+
+
+class FeatureMethod(str, Enum):
+    rb = "rb"
+    rf = "rf"
+    nystrom = "nystrom"
+
+
+class Kernel(str, Enum):
+    l1 = "l1"
+    euclidean = "euclidean"
+
+
+KERNEL_HELP = ("Distance of the Laplacian kernel exp(-sigma d(x, y)): l1 (what RB approximates; RB takes no other) "
+               "or euclidean (the authors' baselines: rf, nystrom, block, exact).")
+
+
+class Scaling(str, Enum):
+    default = "default"
+    minmax = "minmax"
+    maxabs = "maxabs"
+    maxabs_all = "maxabs-all"
+    published = "published"
+
+
+SCALING_HELP = ("Feature scaling, fitted on the training split: default (the registry's: min-max, or as published "
+                "for files the site ships scaled), minmax ([0, 1] per column), maxabs (divide by max |x|), maxabs-all "
+                "(max |x| over training and test rows: the authors' cadata) or published (as the file has it).")
+
+
+class Solver(str, Enum):
+    default = "default"
+    cg = "cg"
+    pcg = "pcg"
+    direct = "direct"
+    rcd = "rcd"
+
+
+class Loss(str, Enum):
+    squared_hinge = "squared_hinge"
+    logistic = "logistic"
+    square = "square"
+
+
+class Variant(str, Enum):
+    async_ = "async"
+    sync = "sync"
+
+
+class Figure(str, Enum):
+    fig3 = "fig3"
+    fig4 = "fig4"
+    fig5 = "fig5"
+    fig6 = "fig6"
+
+
+def _fail(message: str, code: int = 2):
+    from rich.markup import escape
+
+    err.print(f"[bold red]rbrepro: error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _validated(check):
+    """An option callback running one of the library's validators (features.params), so the
+    CLI refuses exactly what the estimators refuse, with the option named by click."""
+    def callback(value):
+        if value is not None:
+            try:
+                check(value)
+            except ValueError as exc:
+                raise typer.BadParameter(str(exc)) from None
+        return value
+    return callback
+
+
+def _check_sigma(value):
+    from rbrepro.features.params import check_sigma
+    check_sigma(value)
+
+
+def _check_lam(value):
+    from rbrepro.features.params import check_nonnegative
+    check_nonnegative("lam", value)
+
+
+def _expected_message(exc: BaseException) -> str | None:
+    """The one-line message of an error the library raises on purpose, or None for a bug."""
+    from rbrepro.data.fetch import FetchError
+    from rbrepro.data.libsvm import ParseError
+    from rbrepro.data.load import ContentError
+    from rbrepro.models.persist import ModelFileError
+    from rbrepro.sweep.backends import NoWorkers
+    from rbrepro.sweep.config import ConfigError
+    from rbrepro.sweep.store import SweepLocked
+
+    if isinstance(exc, (ModelFileError, ConfigError, ContentError, FetchError, ParseError, SweepLocked, NoWorkers,
+                        FileNotFoundError, ValueError, MemoryError)):
+        return str(exc)
+    if isinstance(exc, KeyError):
+        return exc.args[0] if exc.args else str(exc)
+    if isinstance(exc, OSError):  # full disk, read-only folder, permissions: say which file and why
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        return f"{where}{exc.strerror or exc} (nothing written so far was lost: every write is atomic)"
+    return None
+
+
+def _guard(fn):
+    """Run fn; turn the library's expected errors into one-line messages (exit status 2)."""
+    try:
+        return fn()
+    except Exception as exc:
+        message = _expected_message(exc)
+        if message is None:
+            raise
+        _fail(message)
+
+
+def _human(n: int) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return str(n)
+
+
+def _parse_floats(values: List[str], option: str) -> list[float]:
+    out = []
+    for v in values:
+        for part in v.split(","):
+            try:
+                x = float(part)
+            except ValueError:
+                _fail(f"{option}: {part!r} is not a number")
+            if not math.isfinite(x):
+                _fail(f"{option}: {part!r} is not finite")
+            out.append(x)
+    return out

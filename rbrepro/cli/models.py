@@ -1,0 +1,251 @@
+"""`rbrepro featurize`, `train` and `predict`: one model at a time."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from rbrepro.cli.app import app
+from rbrepro.cli.common import (
+    DATA_HELP,
+    DATASETS_HELP,
+    KERNEL_HELP,
+    MIRROR_HELP,
+    SCALING_HELP,
+    FeatureMethod,
+    Kernel,
+    Loss,
+    Method,
+    Scaling,
+    Solver,
+    Variant,
+    _check_lam,
+    _check_sigma,
+    _fail,
+    _guard,
+    _validated,
+    err,
+)
+
+
+@app.command()
+def featurize(
+    name: str = typer.Argument(..., help="Dataset name, or a path to a LIBSVM/CSV file."),
+    method: FeatureMethod = typer.Option(FeatureMethod.rb, "--method", help="Feature map: rb, rf or nystrom."),
+    R: int = typer.Option(256, "--R", "-R", min=1, help="rb: random grids (non-zeros per row); rf: features; "
+                                                         "nystrom: landmarks."),
+    sigma: float = typer.Option(1.0, "--sigma", callback=_validated(_check_sigma), help="Inverse kernel width sigma (> 0)."),
+    kernel: Kernel = typer.Option(Kernel.l1, "--kernel", help=KERNEL_HELP),
+    seed: int = typer.Option(0, "--seed", help="Seed of the grid / frequency / landmark draw."),
+    threads: int = typer.Option(0, "--threads", min=0, help="numba threads (0 = all cores)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
+    mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
+    datasets: Optional[Path] = typer.Option(None, "--datasets", help=DATASETS_HELP),
+):
+    """Build a feature map of a dataset and report D, nnz, kappa (rb) and times (without compilation)."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    from rbrepro.data.load import load_dataset
+    from rbrepro.features import NystromFeatures, RandomBinningFeatures, RandomFourierFeatures
+
+    if method is FeatureMethod.rb and kernel is not Kernel.l1:
+        _fail(f"--kernel {kernel.value}: Random Binning approximates the l1 kernel only; use --method rf or nystrom")
+    if threads:
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    data = _guard(lambda: load_dataset(name, data_dir, mirror, progress=not as_json, datasets_file=datasets))
+
+    def rb_work():
+        rb = RandomBinningFeatures(n_grids=R, sigma=sigma, random_state=seed)
+        rb.warm_up(data.X_train)
+        t0 = time.perf_counter()
+        Z = rb.fit_transform_binned(data.X_train)
+        t1 = time.perf_counter()
+        Zt = rb.transform_binned(data.X_test)
+        t2 = time.perf_counter()
+        return {"n_train": Z.n_rows, "D": rb.n_bins_, "nnz": rb.nnz_, "kappa": rb.kappa_,
+                "test_unseen_share": float((Zt.ids < 0).mean()), "featurize_s": t1 - t0, "transform_test_s": t2 - t1}
+
+    def dense_work():
+        cls = RandomFourierFeatures if method is FeatureMethod.rf else NystromFeatures
+        cls(n_components=2, sigma=sigma, kernel=kernel.value, random_state=0).fit(data.X_train[:4]) \
+            .transform(data.X_train[:4])  # compile the kernels outside the timed region
+        feats = cls(n_components=R, sigma=sigma, kernel=kernel.value, random_state=seed)
+        t0 = time.perf_counter()
+        Z = feats.fit(data.X_train).transform(data.X_train)
+        t1 = time.perf_counter()
+        feats.transform(data.X_test)
+        t2 = time.perf_counter()
+        return {"n_train": Z.shape[0], "D": Z.shape[1], "nnz": int(Z.size), "kappa": None,
+                "test_unseen_share": 0.0, "featurize_s": t1 - t0, "transform_test_s": t2 - t1}
+
+    def work():
+        with threadpool_limits(limits=numba.get_num_threads()):
+            figures = rb_work() if method is FeatureMethod.rb else dense_work()
+        return {"dataset": data.name, "method": method.value, "kernel": kernel.value, "R": R, "sigma": sigma,
+                "seed": seed, **figures, "threads": numba.get_num_threads()}
+
+    out = _guard(work)
+    if as_json:
+        typer.echo(json.dumps(out))
+    elif method is FeatureMethod.rb:
+        typer.echo(f"{name}: RB R={R} sigma={sigma:g}: D={out['D']} nnz={out['nnz']} kappa={out['kappa']:.2f} "
+                   f"featurize {out['featurize_s']:.3f} s ({out['threads']} threads), test transform "
+                   f"{out['transform_test_s']:.3f} s, {100 * out['test_unseen_share']:.1f}% test entries in unseen bins")
+    else:
+        typer.echo(f"{name}: {method.value} R={R} sigma={sigma:g} kernel {kernel.value}: D={out['D']} "
+                   f"featurize {out['featurize_s']:.3f} s ({out['threads']} threads), test transform "
+                   f"{out['transform_test_s']:.3f} s")
+
+
+@app.command()
+def train(
+    name: str = typer.Argument(..., help="Dataset name, or a path to a LIBSVM/CSV file."),
+    method: Method = typer.Option(Method.rb, "--method",
+                                  help="rb (Random Binning), rf (Random Fourier), nystrom, block (independent "
+                                       "block-diagonal kernel), exact (exact kernel)."),
+    R: int = typer.Option(256, "--R", "-R", min=1,
+                          help="rb: grids; rf: features; nystrom: landmarks; block: leaf size; exact: unused."),
+    sigma: float = typer.Option(1.0, "--sigma", callback=_validated(_check_sigma), help="Inverse kernel width sigma (> 0)."),
+    kernel: Kernel = typer.Option(Kernel.l1, "--kernel", help=KERNEL_HELP),
+    scaling: Scaling = typer.Option(Scaling.default, "--scaling", help=SCALING_HELP),
+    lam: Optional[float] = typer.Option(None, "--lam", callback=_validated(_check_lam), help="Ridge lambda [default: the dataset's, usually 0.01]."),
+    solver: Solver = typer.Option(Solver.default, "--solver",
+                                  help="default (rb: cg; rf, nystrom: direct; block, exact: Cholesky), cg, pcg "
+                                       "(CG with a Jacobi preconditioner), direct, or rcd (L1-regularized "
+                                       "coordinate descent; rb and rf)."),
+    l1: Optional[float] = typer.Option(None, "--l1", help="rcd: the L1 weight lambda of F(w) [default: 1e-4]."),
+    loss: Loss = typer.Option(Loss.squared_hinge, "--loss", help="rcd loss for classification (regression: square)."),
+    epochs: int = typer.Option(20, "--epochs", min=0, help="rcd: passes over all coordinates."),
+    variant: Variant = typer.Option(Variant.async_, "--variant",
+                                    help="rcd with several threads: async (the authors' atomic updates) or sync "
+                                         "(damped, eq. 29)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random features / landmarks / tree."),
+    maxit: int = typer.Option(50, "--maxit", min=0, help="CG iteration cap (authors: 50)."),
+    tol: float = typer.Option(1e-3, "--tol", help="CG relative-residual target (authors: 1e-3)."),
+    center: Optional[bool] = typer.Option(None, "--center/--no-center",
+                                          help="Subtract the training mean of y [default: no for rb (the authors' "
+                                               "RB driver), yes for the others]."),
+    threads: int = typer.Option(0, "--threads", min=0, help="numba threads (0 = all cores)."),
+    memory_limit: Optional[float] = typer.Option(None, "--memory-limit",
+                                                 help="GB a fit may use [default: $RBREPRO_MEMORY_LIMIT_GB or "
+                                                      "60% of RAM]; larger estimates are refused up front."),
+    save_model: Optional[Path] = typer.Option(None, "--save-model", help="Write the fitted model here (.npz, no "
+                                              "pickle) for `rbrepro predict`."),
+    as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object: the result row."),
+    mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
+    datasets: Optional[Path] = typer.Option(None, "--datasets", help=DATASETS_HELP),
+):
+    """Train a model and report train/test performance, cost figures and times.
+
+    train_s = featurize_s + solve_s: wall time after loading, without numba compilation.
+    The metric is accuracy in % (classification) or relative error ||y - y_hat|| / ||y||.
+    """
+    from dataclasses import replace
+
+    from rbrepro.data.load import load_dataset
+    from rbrepro.models.cell import CellParams, run_cell
+
+    if solver is not Solver.rcd and l1 is not None:
+        _fail("--l1 is the weight of the rcd solver's L1 term; add --solver rcd (ridge uses --lam)")
+    rcd = solver is Solver.rcd
+    params = CellParams(dataset=name, method=method.value, sigma=sigma, kernel=kernel.value, R=R, lam=0.0,
+                        solver=solver.value,
+                        maxit=maxit, tol=tol, center=center, seed=seed, threads=threads, loss=loss.value,
+                        epochs=epochs, variant=variant.value, memory_limit_gb=memory_limit, scaling=scaling.value)
+    _guard(params.validate)
+    data = _guard(lambda: load_dataset(name, data_dir, mirror, progress=not as_json, datasets_file=datasets,
+                                       scaling=scaling.value))
+    weight = (1e-4 if l1 is None else l1) if rcd else (data.info["spec"].lam if lam is None else lam)
+    params = replace(params, dataset=data.name, lam=weight)
+    models: list = []
+    row = _guard(lambda: run_cell(params, data, model_out=models))
+    if save_model:
+        from rbrepro.models.persist import data_fingerprint
+        from rbrepro.models.persist import save_model as save
+
+        path = _guard(lambda: save(models[0], save_model, data.name, data.n_features, data.task,
+                                   data.info.get("scaler"), data_fingerprint(data.X_train, data.y_train),
+                                   data.scaling))
+        row["model_path"] = str(path)
+    if as_json:
+        typer.echo(json.dumps(row, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
+        return
+    unit = "%" if row["metric"] == "accuracy" else ""
+    solver_text = (f"RCD {row['rcd_variant']} {row['rcd_epochs']} epochs, F={row['rcd_objective']:.5g}, "
+                   f"nnz(w)={row['nnz_w']}" if rcd else
+                   f"{row['solver']}" + (f" {row['cg_iterations']} it" if row["solver"] in ("cg", "pcg") else ""))
+    kappa = f" kappa={row['kappa']:.2f}" if row["kappa"] == row["kappa"] else ""
+    kernel_text = f" kernel {kernel.value}" if kernel is not Kernel.l1 else ""
+    typer.echo(f"{data.name}: {method.value} R={R} sigma={sigma:g}{kernel_text} {'l1' if rcd else 'lam'}={params.lam:g}: test "
+               f"{row['metric']} {row['test_metric']:.4g}{unit} (train {row['train_metric']:.4g}{unit}); "
+               f"D={row['D']}{kappa}; {solver_text}; featurize {row['featurize_s']:.3f} s + solve "
+               f"{row['solve_s']:.3f} s = train {row['train_s']:.3f} s; predict {row['predict_s']:.3f} s; peak "
+               f"{row['peak_fit_mb']:.0f} MB ({row['threads']} threads)"
+               + (f"; model saved to {row['model_path']}" if save_model else ""))
+
+
+@app.command()
+def predict(
+    model: Path = typer.Argument(..., help="A model written by `rbrepro train --save-model`."),
+    file: Path = typer.Argument(..., help="A LIBSVM file (plain, .bz2, .xz or .gz) to predict."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write one prediction per line here (else stdout)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON summary (metric against the file's labels)."),
+):
+    """Apply a saved model to a new LIBSVM file (scaled as its training data was).
+
+    A file with more features than the model was trained on is refused; fewer are padded.
+    The file's labels are used to report the metric.
+    """
+    import numpy as np
+
+    from rbrepro import metrics
+    from rbrepro.data.libsvm import parse_libsvm
+    from rbrepro.models.persist import load_model
+
+    fitted, header, scaler = _guard(lambda: load_model(model))
+    d = header["n_features"]
+    parsed = _guard(lambda: parse_libsvm(file, d))
+    X = scaler.transform(parsed.X) if scaler is not None else parsed.X
+    task = header["task"]
+    classes = getattr(fitted, "classes_", None)
+    if classes is not None:
+        foreign = np.setdiff1d(np.unique(parsed.y), classes)
+        if len(foreign):
+            _fail(f"{file}: labels {foreign[:5].tolist()} are not classes of the model in {model} (trained on "
+                  f"{header['dataset']}, a {task} task with classes {classes[:10].tolist()})")
+    elif task == "regression" and len(np.unique(parsed.y)) <= 2 and len(parsed.y) > 10:
+        err.print(f"rbrepro: warning: {file} has only the labels {np.unique(parsed.y).tolist()}; the model in {model} "
+                  "is a regression model", highlight=False, markup=False, soft_wrap=True)
+
+    def apply():
+        try:
+            return fitted.predict(X)
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
+            from rbrepro.models.persist import ModelFileError
+
+            raise ModelFileError(f"{model}: the model cannot be applied to {file} ({type(exc).__name__}: {exc})") \
+                from None
+
+    pred = _guard(apply)
+    score = metrics.score(task, parsed.y, pred)
+    lines = "\n".join(f"{v:.10g}" if task == "regression" else f"{v:g}" for v in pred) + "\n"
+    if out:
+        from rbrepro.data.atomic import write_text_atomic
+
+        write_text_atomic(out, lines)
+    summary = {"model": str(model), "file": str(file), "rows": int(len(pred)), "dataset": header["dataset"],
+               "method": getattr(fitted, "method", header["class"]), "metric": metrics.metric_name(task),
+               "value": score, "out": str(out) if out else None}
+    if as_json:
+        typer.echo(json.dumps(summary))
+    elif out:
+        typer.echo(f"{len(pred)} predictions -> {out}; {summary['metric']} against the file's labels: {score:.4g}")
+    else:
+        typer.echo(lines, nl=False)

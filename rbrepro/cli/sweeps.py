@@ -1,0 +1,164 @@
+"""`rbrepro sweep`: a config's grid, resumably, on local workers or dask."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from rbrepro.cli.app import app
+from rbrepro.cli.common import DATA_HELP, MIRROR_HELP, _fail, _guard, _parse_floats, err
+
+
+@app.command()
+def sweep(
+    config: Path = typer.Argument(..., help="Sweep config (YAML), e.g. configs/fig3.yaml."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Results folder [default: runs/<config name>; the "
+                                                           "published results/<name> only when named here]."),
+    dataset: List[str] = typer.Option([], "--dataset", "-d", help="Run only this dataset (repeatable)."),
+    sigma: List[str] = typer.Option([], "--sigma", help="Run only these sigma values (repeatable or a,b,c)."),
+    R: List[int] = typer.Option([], "--R", "-R", help="Run only these R values (repeatable)."),
+    seed: List[int] = typer.Option([], "--seed", help="Run only these seeds (repeatable)."),
+    method: List[str] = typer.Option([], "--method", "-m", help="Run only this method (repeatable)."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1,
+                                          help="Cells run at once [default: cores / threads per cell; 1 if the "
+                                               "config is exclusive]."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler",
+                                            help="Run cells on dask.distributed: a scheduler address "
+                                                 "(tcp://HOST:PORT) or 'local' for an embedded local cluster."),
+    fresh_process: bool = typer.Option(False, "--fresh-process",
+                                       help="Run every cell in a new worker process (slower to start)."),
+    memory_limit: Optional[float] = typer.Option(None, "--memory-limit", min=0.0,
+                                                 help="GB the running cells may use together and each cell may "
+                                                      "use [default: $RBREPRO_MEMORY_LIMIT_GB or 60% of RAM]. Cells "
+                                                      "skipped under a lower limit are retried."),
+    reuse_stale: bool = typer.Option(False, "--reuse-stale",
+                                     help="Take finished cells of older code or other data as done (never the "
+                                          "default: their keys differ, so they are normally kept aside)."),
+    reuse_from: List[Path] = typer.Option([], "--reuse-from",
+                                          help="Another sweep's results folder (repeatable): its finished cells "
+                                               "with the same key (same parameters, data and algorithms) are "
+                                               "taken instead of run again, marked reused_from. An exclusive "
+                                               "config takes only cells that were run exclusively."),
+    worker_timeout: float = typer.Option(60.0, "--worker-timeout", min=1.0,
+                                         help="With --scheduler: seconds to wait for a first dask worker."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List the cells and which are done; run nothing."),
+    mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+):
+    """Run a config's grid (datasets x methods x sigma x R x seeds x threads) and write the results CSV.
+
+    Cells run in parallel worker processes (or on a dask cluster with --scheduler), under
+    the same rules either way: at most one cell per core budget, only while their memory
+    estimates fit, one at a time for exclusive configs. Each finished cell is written
+    atomically to OUT/cells/<key>.json and OUT/results.csv is rebuilt from them, so a killed
+    or interrupted sweep resumes where it stopped; cells already done are skipped, failed
+    cells are retried on the next run, cells the memory guard refuses are recorded as
+    skipped and retried under a higher --memory-limit. results.csv holds exactly the
+    config's cells; cells of other configs, data or code stay aside in OUT/cells. With
+    sigma_selection on validation data, the selection cells run first; a dataset whose files
+    cannot be had here gets no cells and is named once. Filters narrow the grid without editing
+    the YAML. OUT defaults to runs/<name>, so the published results/ are never touched unless
+    named with --out.
+    """
+    import signal
+
+    from rbrepro.memory import memory_limit_bytes
+    from rbrepro.sweep.backends import DaskBackend, LocalBackend, default_workers
+    from rbrepro.sweep.config import load_config
+    from rbrepro.sweep.runner import fingerprints_for, run_sweep, select
+    from rbrepro.sweep.store import cell_states
+
+    cfg = _guard(lambda: load_config(config))
+    unknown = [d for d in dataset if d not in {g.name for g in cfg.datasets}]
+    if unknown:
+        _fail(f"--dataset {unknown[0]!r} is not in {config}; it has {', '.join(g.name for g in cfg.datasets)}")
+    sigmas = _parse_floats(sigma, "--sigma")
+
+    def narrow(cells):
+        return select(cells, dataset, sigmas, R, seed, method)
+
+    out_dir = out or Path("runs") / cfg.name
+    grid_cells = narrow(cfg.selection_cells()) + narrow(cfg.cells())
+    grid_cells += [c for c in narrow(cfg.band_cells()) if c not in set(grid_cells)]  # band at every sigma
+    if not grid_cells:
+        _fail(f"the filters select no cell of {config}")
+    if memory_limit is not None and memory_limit <= 0:
+        _fail(f"--memory-limit {memory_limit:g}: expected a positive number of GB")
+    for source in reuse_from:
+        if not source.is_dir():
+            _fail(f"--reuse-from {source}: no such results folder")
+    if dry_run:
+        unavailable: dict = {}
+        prints = _guard(lambda: fingerprints_for(cfg, grid_cells, data_dir, mirror, unavailable))
+        for name, why in sorted(unavailable.items()):
+            typer.echo(f"{name}: not available here, no cells: {why}")
+        grid_cells = [c for c in grid_cells if c.dataset not in unavailable]
+        states = cell_states(grid_cells, out_dir, prints, reuse_stale)
+        n_selecting = len([c for c in narrow(cfg.selection_cells()) if c.dataset not in unavailable])  # listed first
+        for i, s in enumerate(states):
+            p = s.params
+            typer.echo(f"{s.key} {s.status:7s} {p.dataset} {p.method} sigma={p.sigma:g} R={p.R} lam={p.lam:g} "
+                       f"seed={p.seed} threads={p.threads}" + (f" variant={p.variant}" if p.solver == "rcd" else "")
+                       + (f" [selects sigma on {p.evaluate_on} data]" if i < n_selecting else ""))
+        n_done = sum(s.status in ("done", "skipped") for s in states)
+        pending = " (plus the chosen-sigma cells once selection is done)" if cfg.selection_cells() else ""
+        if cfg.band_seeds and cfg.band_at == "chosen":
+            pending += f" (plus {len(cfg.band_seeds)} band seed(s) at each chosen sigma)"
+        typer.echo(f"{len(states)} cells{pending}, {n_done} done, {sum(s.status == 'failed' for s in states)} "
+                   f"failed, {len(states) - n_done} to run -> {out_dir}")
+        return
+    n_workers = workers or default_workers(grid_cells, cfg.exclusive)
+    backend = (DaskBackend(None if scheduler == "local" else scheduler, n_workers, cfg.exclusive, worker_timeout)
+               if scheduler else LocalBackend(n_workers, fresh_process, exclusive=cfg.exclusive,
+                                              memory_budget=_guard(lambda: memory_limit_bytes(memory_limit))))
+    backend.on_event = lambda message: err.print(f"rbrepro: {message}", highlight=False, markup=False,
+                                                 soft_wrap=True)
+
+    def on_signal(signum, frame):  # SIGTERM (kill, timeout) stops the sweep like SIGINT does
+        raise KeyboardInterrupt(signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), TextColumn("{task.fields[failed]} failed"), console=err,
+                  disable=quiet) as bar:
+        task = bar.add_task(f"sweep {cfg.name} on {backend.description}", total=len(grid_cells), failed=0)
+
+        def progress(done, failed, total):
+            bar.update(task, completed=done + failed, total=max(total, len(grid_cells)), failed=failed)
+
+        try:
+            counts = _guard(lambda: run_sweep(cfg, out_dir, None, data_dir, mirror, backend=backend,
+                                              on_progress=progress, narrow=narrow, reuse_stale=reuse_stale,
+                                              memory_limit_gb=memory_limit, reuse_from=reuse_from))
+        except KeyboardInterrupt as exc:
+            signum = exc.args[0] if exc.args and isinstance(exc.args[0], int) else signal.SIGINT
+            bar.stop()
+            n_cells = len(list((out_dir / "cells").glob("*.json")))
+            err.print(f"rbrepro: sweep {cfg.name} interrupted by {signal.Signals(signum).name}: its workers are "
+                      f"stopped, {n_cells} finished cell(s) are kept in {out_dir}; run the same command to resume",
+                      highlight=False, markup=False, soft_wrap=True)
+            raise typer.Exit(128 + int(signum))
+    aside = f"; {counts['aside']} cell(s) of other configs, data or code kept aside in {out_dir / 'cells'}" \
+        if counts["aside"] else ""
+    for name, why in sorted(counts.get("unavailable", {}).items()):
+        typer.echo(f"{name}: not available here, no cells run: {why}")
+    n_reused = counts.get("reused", 0)
+    reused = f", {n_reused} taken from --reuse-from" if n_reused else ""
+    typer.echo(f"{cfg.name}: {counts['done']}/{counts['total']} cells done ({counts['ran']} run now{reused}, "
+               f"{counts['total'] - counts['ran'] - n_reused} already done), {counts['failed']} failed, {counts['skipped']} "
+               f"skipped by the memory guard -> {out_dir / 'results.csv'}{aside}")
+    if counts["failed"]:
+        raise typer.Exit(1)
