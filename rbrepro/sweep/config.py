@@ -58,48 +58,22 @@ from rbrepro.features.laplacian import KERNELS
 from rbrepro.models.cell import METHODS, RNGS, SCORINGS, CellParams
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.solvers.rcd import LOSSES, VARIANTS
+from rbrepro.sweep.selection import Selection, choose_sigma, parse_selection
 from rbrepro.yamlconf import ConfigError, Node, Reader, compose
 
 __all__ = ["ConfigError", "DatasetGrid", "Selection", "SweepConfig", "load_config", "parse_config"]
 
 FIGURES = ("fig3", "fig4", "fig5", "fig6", "none")
 PROTOCOLS = ("fair", "as-published", "custom")
-SELECT_ON = ("validation", "test")
-SELECT_PER = ("R", "dataset", "exact")
 BAND_AT = ("chosen", "grid")
-SELECT_RUN = ("chosen", "grid")
 
 
-@dataclass(frozen=True)
-class Selection:
-    """How sigma is chosen (docs/design.md §2a): on which data, per R or per dataset (by method), and
-    whether every sigma also runs on test (the grid, chosen ones marked) or only the chosen one."""
-    on: str = "validation"
-    per: tuple[tuple[str, str], ...] = (("default", "R"),)   # (method | "default", "R" | "dataset")
-    run: str = "chosen"
-
-    def per_method(self, method: str) -> str:
-        table = dict(self.per)
-        return table.get(method, table.get("default", "R"))
-
-    def to_dict(self) -> dict:
-        return {"on": self.on, "per": dict(self.per), "run": self.run}
 SOLVERS = ("default", "cg", "pcg", "direct", "rcd")
 MAX_CELLS = 1_000_000
 
 
-def _best_sigma(table: dict[float, list[float]]) -> float:
-    """sigma -> scores (higher is better): the best mean, the smaller sigma on a tie."""
-    return max(sorted(table), key=lambda s: sum(table[s]) / len(table[s]))
 
 
-def _grid_edge(sigma: float, sigmas: tuple[float, ...]) -> str:
-    """"low" / "high" when sigma is its grid's smallest / largest (the best may lie beyond), else ""."""
-    if len(sigmas) < 2:
-        return ""
-    if sigma <= min(sigmas) * (1 + 1e-9):
-        return "low"
-    return "high" if sigma >= max(sigmas) * (1 - 1e-9) else ""
 
 
 @dataclass(frozen=True)
@@ -245,70 +219,9 @@ class SweepConfig:
         return out
 
     def choose_sigma(self, rows: list[dict]) -> dict:
-        """(dataset, method, R) -> (sigma, edge) from finished rows: the validation rows of the
-        selection cells, or the test grid's rows when choosing on test. Per dataset, one sigma
-        serves every R: the best at select_R (validation) or the best mean over R (test). `edge`
-        is "low" / "high" when the choice is the grid's smallest / largest sigma, else ""."""
-        if self.selection is None:
-            return {}
-        on = self.selection.on
-        grids = {g.name: g for g in self.datasets}
-        scores: dict = {}
-        for row in rows:
-            if row.get("status") != "ok" or row.get("evaluate_on", "test") != on:
-                continue
-            key = (row["dataset"], row["method"])
-            if key[0] not in grids or not self._chooses_from(row, grids[key[0]]):
-                continue
-            sign = 1.0 if row.get("metric") == "accuracy" else -1.0  # higher is better after the sign
-            scores.setdefault(key, {}).setdefault(int(row["R"]), {}).setdefault(float(row["sigma"]), []).append(
-                sign * float(row["test_metric"]))
-        chosen = {}
-        for (dataset, method), by_R in scores.items():
-            grid = grids[dataset]
-            sigmas = grid.sigmas_for(method)
-            Rs = (0,) if method == "exact" else grid.R
-            if method == "exact" or self.selection.per_method(method) == "R":
-                for R, table in by_R.items():
-                    if R in Rs:
-                        s = _best_sigma(table)
-                        chosen[dataset, method, R] = (s, _grid_edge(s, sigmas))
-                continue
-            if on == "validation":
-                table = by_R.get(grid.select_R)
-                if not table:
-                    continue
-            else:  # the best mean over R, among sigmas run at every R
-                table = {}
-                for R, per_sigma in by_R.items():
-                    for s, vals in per_sigma.items():
-                        table.setdefault(s, {})[R] = sum(vals) / len(vals)
-                table = {s: list(v.values()) for s, v in table.items() if len(v) == len(by_R)}
-                if not table:
-                    continue
-            s = _best_sigma(table)
-            for R in Rs:
-                chosen[dataset, method, R] = (s, _grid_edge(s, sigmas))
-        for grid in self.datasets:  # per: exact — the exact kernel's choice of the dataset
-            for method in grid.methods or self.methods:
-                if method == "exact" or self.selection.per_method(method) != "exact":
-                    continue
-                sigmas = grid.sigmas_for(method)
-                exact = chosen.get((grid.name, "exact", 0))
-                if exact is None and len(sigmas) != 1:
-                    continue
-                s = exact[0] if exact is not None else sigmas[0]
-                for R in grid.R:
-                    chosen[grid.name, method, R] = (s, _grid_edge(s, sigmas) if s in sigmas else "")
-        return chosen
+        """(dataset, method, R) -> (sigma, edge) from finished rows (sweep.selection.choose_sigma)."""
+        return choose_sigma(self, rows)
 
-    def _chooses_from(self, row: dict, grid: DatasetGrid) -> bool:
-        """Only the protocol's own cells choose: its seeds and its draws, never the band's extra seeds."""
-        rng = row.get("rng")
-        rng = "numpy" if not isinstance(rng, str) or not rng else rng
-        if row["method"] == "rb" and rng != self.rng:
-            return False
-        return int(row.get("seed", 0)) in (grid.seeds or self.seeds)
 
     def to_dict(self) -> dict:
         """The resolved config (every default filled in), as saved beside the results."""
@@ -338,31 +251,8 @@ TOP_KEYS = ("name", "figure", "description", "methods", "seeds", "threads", "cen
             "band")
 GRID_KEYS = ("sigma", "R", "lam", "exact_sigma", "baseline_sigma", "select_R", "targets", "methods", "seeds",
              "scaling")
-SELECTIONS = ("grid", "validation", "test")
 
 
-def _selection(rd: Reader, node: Node, protocol: str) -> Selection | None:
-    """sigma_selection: a scalar (grid | validation | test) or {on, per, run}; test data only
-    for protocol as-published."""
-    if not isinstance(node.value, dict):
-        name = rd.choice(node, "sigma_selection", SELECTIONS)
-        selection = None if name == "grid" else Selection(on=name)
-    else:
-        m = rd.mapping(node, "sigma_selection", ("on", "per", "run"))
-        on = rd.choice(m["on"], "sigma_selection.on", SELECT_ON) if "on" in m else "validation"
-        per: tuple = (("default", "R"),)
-        if "per" in m:
-            if isinstance(m["per"].value, dict):
-                table = rd.mapping(m["per"], "sigma_selection.per", (*METHODS, "default"))
-                per = tuple((k, rd.choice(v, f"sigma_selection.per.{k}", SELECT_PER)) for k, v in table.items())
-            else:
-                per = (("default", rd.choice(m["per"], "sigma_selection.per", SELECT_PER)),)
-        run = rd.choice(m["run"], "sigma_selection.run", SELECT_RUN) if "run" in m else "chosen"
-        selection = Selection(on=on, per=per, run=run)
-    if selection is not None and selection.on == "test" and protocol != "as-published":
-        rd.fail(node, "sigma_selection", "choosing sigma on test data is the authors' protocol; it is allowed only "
-                                         "with `protocol: as-published` (every other protocol chooses on validation)")
-    return selection
 
 
 def parse_config(text: str, file: str = "<config>") -> SweepConfig:
@@ -386,7 +276,7 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
     exclusive = rd.boolean(top["exclusive"], "exclusive") if "exclusive" in top else False
     protocol = rd.choice(top["protocol"], "protocol", PROTOCOLS) if "protocol" in top else "custom"
     kernel = rd.choice(top["kernel"], "kernel", KERNELS) if "kernel" in top else "l1"
-    selection = _selection(rd, top["sigma_selection"], protocol) if "sigma_selection" in top else None
+    selection = parse_selection(rd, top["sigma_selection"], protocol) if "sigma_selection" in top else None
     rng = rd.choice(top["rng"], "rng", RNGS) if "rng" in top else "numpy"
     scoring = rd.choice(top["scoring"], "scoring", SCORINGS) if "scoring" in top else "standard"
     for key, value, default in (("rng", rng, "numpy"), ("scoring", scoring, "standard")):
