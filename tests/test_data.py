@@ -10,8 +10,8 @@ import pytest
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
-from rbrepro.data import fetch as fetch_mod
 from rbrepro.data import libsvm, load
+from rbrepro.data import transfer as fetch_mod  # the retries and backoff live in the transfer module
 from rbrepro.data.fetch import FetchError, fetch_dataset
 from rbrepro.data.load import load_dataset, minmax_scale
 from rbrepro.data.registry import REGISTRY, get_spec

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rbrepro.data import fetch as fetch_mod
+from rbrepro.data import transfer as transfer_mod
 from rbrepro.data.content import check_content
 from rbrepro.data.delimited import parse_csv
 from rbrepro.data.fetch import FetchError, HashLock, fetch_dataset
@@ -202,7 +202,7 @@ def dribble(monkeypatch):
         return f"http://127.0.0.1:{server.server_address[1]}"
 
     servers = []
-    monkeypatch.setattr(fetch_mod, "BACKOFF_S", 0.01)
+    monkeypatch.setattr(transfer_mod, "BACKOFF_S", 0.01)
     yield start
     for server in servers:
         server.shutdown()
@@ -235,7 +235,7 @@ def test_an_endless_fast_source_is_aborted_by_the_deadline(dribble, tmp_path, mo
 @pytest.mark.parametrize("value", ["1e308", "nan", "-1", "abc", "inf"])
 def test_bad_fetch_settings_name_the_variable_and_the_range(name, value, tmp_path, monkeypatch):
     monkeypatch.setenv(name, value)
-    monkeypatch.setattr(fetch_mod, "BACKOFF_S", 0.001)
+    monkeypatch.setattr(transfer_mod, "BACKOFF_S", 0.001)
     with pytest.raises(ValueError, match=rf"{name}={value!r}: expected .* from \S+ to \S+"):
         fetch_dataset(get_spec("cadata"), tmp_path / "d", "http://127.0.0.1:9", progress=False)
 
@@ -281,8 +281,8 @@ def test_a_local_source_that_changes_mid_copy_is_not_kept(how, tmp_path, monkeyp
             with open(src, "ab") as fh:
                 fh.write(b"1 1:0.5\n" * 50)
 
-    monkeypatch.setattr(fetch_mod, "CHUNK", 1024)
-    monkeypatch.setattr(fetch_mod, "_progress", lambda enabled: _EditingBar(edit))
+    monkeypatch.setattr(transfer_mod, "CHUNK", 1024)
+    monkeypatch.setattr(transfer_mod, "_progress", lambda enabled: _EditingBar(edit))
     with pytest.raises(FetchError, match=r"own\.libsvm.*changed while it was copied"):
         fetch_dataset(spec_from_files("own", str(src)), tmp_path / "d", progress=False)
     assert [p for p in (tmp_path / "d" / "raw").rglob("*") if p.is_file()] == []
@@ -296,8 +296,8 @@ def test_a_partial_download_is_not_resumed_against_a_file_that_changed_size(tmp_
     behaviour = Behaviour()
     srv, url = serve(root, behaviour)
     try:
-        monkeypatch.setattr(fetch_mod, "BACKOFF_S", 0.01)
-        monkeypatch.setattr(fetch_mod, "RETRIES", 1)
+        monkeypatch.setattr(transfer_mod, "BACKOFF_S", 0.01)
+        monkeypatch.setattr(transfer_mod, "RETRIES", 1)
         behaviour.cut_after["f.libsvm"], behaviour.cuts_left["f.libsvm"] = 2000, 1
         spec = spec_from_files("f", f"{url}/f.libsvm")
         with pytest.raises(FetchError, match="partial file"):
@@ -342,7 +342,7 @@ def test_a_password_in_a_mirror_or_user_url_is_never_stored_or_shown(small_ijcnn
     secret = "s3cret-pw"
     srv, url = serve(small_ijcnn1_mirror, Behaviour())
     try:
-        monkeypatch.setattr(fetch_mod, "BACKOFF_S", 0.001)
+        monkeypatch.setattr(transfer_mod, "BACKOFF_S", 0.001)
         with_creds = url.replace("http://", f"http://alice:{secret}@")
         fetch_dataset(get_spec("ijcnn1"), tmp_path / "d", with_creds, progress=False)  # manifest-verified
         write_libsvm(small_ijcnn1_mirror / "own.libsvm", *make_binary_problem(50, 3, seed=0))

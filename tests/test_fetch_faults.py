@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from rbrepro.data import fetch as fetch_mod
+from rbrepro.data import transfer as transfer_mod
 from rbrepro.data.fetch import FetchError, fetch_dataset
 from rbrepro.data.libsvm import ParseError
 from rbrepro.data.load import ContentError, load_dataset
@@ -20,7 +20,7 @@ from tests.loopback import Behaviour, serve
 
 @pytest.fixture
 def server(small_ijcnn1_mirror, monkeypatch):
-    monkeypatch.setattr(fetch_mod, "BACKOFF_S", 0.01)
+    monkeypatch.setattr(transfer_mod, "BACKOFF_S", 0.01)
     behaviour = Behaviour()
     srv, url = serve(small_ijcnn1_mirror, behaviour)
     yield url, small_ijcnn1_mirror, behaviour
@@ -54,7 +54,7 @@ def test_without_range_support_the_transfer_restarts_cleanly(server, tmp_path):
 def test_an_interrupted_run_leaves_a_part_file_that_the_next_run_resumes(server, tmp_path, monkeypatch):
     url, root, b = server
     rel = "binary/ijcnn1.t.bz2"
-    monkeypatch.setattr(fetch_mod, "RETRIES", 1)
+    monkeypatch.setattr(transfer_mod, "RETRIES", 1)
     b.cut_after[rel], b.cuts_left[rel] = 4096, 1
     with pytest.raises(FetchError, match="partial file .* is kept"):
         fetch_dataset(get_spec("ijcnn1"), tmp_path / "data", url, progress=False)
@@ -80,7 +80,7 @@ def test_a_stale_part_of_unknown_origin_is_not_resumed_but_fetched_afresh(server
 def test_a_partial_file_that_is_not_a_prefix_fails_the_hash_and_is_dropped(server, tmp_path, monkeypatch):
     url, root, b = server
     rel = "binary/ijcnn1.t.bz2"
-    monkeypatch.setattr(fetch_mod, "RETRIES", 1)
+    monkeypatch.setattr(transfer_mod, "RETRIES", 1)
     b.cut_after[rel], b.cuts_left[rel] = 4096, 1
     with pytest.raises(FetchError, match="is kept"):
         fetch_dataset(get_spec("ijcnn1"), tmp_path / "data", url, progress=False)
@@ -106,7 +106,7 @@ def test_an_html_page_with_status_200_is_refused(server, tmp_path):
 def test_a_stalled_server_times_out_and_keeps_nothing(server, tmp_path, monkeypatch):
     url, _, b = server
     monkeypatch.setenv("RBREPRO_FETCH_TIMEOUT", "0.3")
-    monkeypatch.setattr(fetch_mod, "RETRIES", 2)
+    monkeypatch.setattr(transfer_mod, "RETRIES", 2)
     b.stall_s = 2.0
     with pytest.raises(FetchError, match="after 2 attempts.*(Timeout|timed out)"):
         fetch_dataset(get_spec("ijcnn1"), tmp_path / "data", url, progress=False)
