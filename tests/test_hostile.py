@@ -170,10 +170,20 @@ def test_edited_model_files_are_refused_not_used(model_file, what, edit):
     one_line_error(rbrepro("predict", path, model_file / "test.txt"), str(path))
 
 
-def test_a_model_of_another_task_is_refused_for_a_file_with_foreign_labels(model_file, tmp_path):
+def test_foreign_labels_are_predicted_but_not_scored_and_unlabelled_rows_are_predicted(model_file, tmp_path):
     other = tmp_path / "reg.txt"
     other.write_text("".join(f"{3.5 + i} 1:0.{i} 2:0.5\n" for i in range(1, 9)))
-    one_line_error(rbrepro("predict", model_file / "m.npz", other), str(other), "not classes of the model")
+    proc = rbrepro("predict", model_file / "m.npz", other, "--json")
+    summary = json.loads(proc.stdout)
+    assert proc.returncode == 0 and summary["rows"] == 8 and summary["value"] is None
+    assert "not classes of the model" in summary["why_no_metric"]
+    bare = tmp_path / "bare.txt"
+    bare.write_text("".join(f"1:0.{i} 2:0.5\n" for i in range(1, 9)))
+    labelled = tmp_path / "labelled.txt"
+    labelled.write_text("".join(f"1 1:0.{i} 2:0.5\n" for i in range(1, 9)))
+    a, b = rbrepro("predict", model_file / "m.npz", bare), rbrepro("predict", model_file / "m.npz", labelled)
+    assert a.returncode == 0 and a.stdout == b.stdout and len(a.stdout.split()) == 8
+    assert "no accuracy: the file has no labels" in a.stderr
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

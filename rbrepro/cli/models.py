@@ -193,59 +193,41 @@ def train(
 
 @app.command()
 def predict(
-    model: Path = typer.Argument(..., help="A model written by `rbrepro train --save-model`."),
-    file: Path = typer.Argument(..., help="A LIBSVM file (plain, .bz2, .xz or .gz) to predict."),
+    model: Path = typer.Argument(..., help="A model written by `rbrepro train --save-model` or model.save(path)."),
+    file: Path = typer.Argument(..., help="Rows to predict: LIBSVM (plain, .bz2, .xz or .gz; with or without "
+                                          "labels) or CSV (with a label column or without one)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write one prediction per line here (else stdout)."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON summary (metric against the file's labels)."),
+    scores: bool = typer.Option(False, "--scores", help="After each prediction, its decision values: one per "
+                                                        "class (one for two classes), comma-separated."),
+    label_column: int = typer.Option(0, "--label-column", help="A CSV's label column (0 the first, -1 the last); "
+                                                               "a CSV with as many columns as features has none."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON summary (with the metric where the file's "
+                                                       "labels allow one)."),
 ):
-    """Apply a saved model to a new LIBSVM file (scaled as its training data was).
+    """Apply a saved model to new rows (scaled as its training data was), labelled or not.
 
     A file with more features than the model was trained on is refused; fewer are padded.
-    The file's labels are used to report the metric.
+    Where the file has labels the model knows, the metric is reported too.
     """
-    import numpy as np
+    from rbrepro.models.apply import apply_model, prediction_lines
 
-    from rbrepro import metrics
-    from rbrepro.data.libsvm import parse_libsvm
-    from rbrepro.models.persist import load_model
-
-    fitted, header, scaler = _guard(lambda: load_model(model))
-    d = header["n_features"]
-    parsed = _guard(lambda: parse_libsvm(file, d))
-    X = scaler.transform(parsed.X) if scaler is not None else parsed.X
-    task = header["task"]
-    classes = getattr(fitted, "classes_", None)
-    if classes is not None:
-        foreign = np.setdiff1d(np.unique(parsed.y), classes)
-        if len(foreign):
-            _fail(f"{file}: labels {foreign[:5].tolist()} are not classes of the model in {model} (trained on "
-                  f"{header['dataset']}, a {task} task with classes {classes[:10].tolist()})")
-    elif task == "regression" and len(np.unique(parsed.y)) <= 2 and len(parsed.y) > 10:
-        err.print(f"rbrepro: warning: {file} has only the labels {np.unique(parsed.y).tolist()}; the model in {model} "
-                  "is a regression model", highlight=False, markup=False, soft_wrap=True)
-
-    def apply():
-        try:
-            return fitted.predict(X)
-        except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
-            from rbrepro.models.persist import ModelFileError
-
-            raise ModelFileError(f"{model}: the model cannot be applied to {file} ({type(exc).__name__}: {exc})") \
-                from None
-
-    pred = _guard(apply)
-    score = metrics.score(task, parsed.y, pred)
-    lines = "\n".join(f"{v:.10g}" if task == "regression" else f"{v:g}" for v in pred) + "\n"
+    result = _guard(lambda: apply_model(model, file, label_column))
+    task = "regression" if result.classes is None else "classification"
+    lines = prediction_lines(result, task, scores)
     if out:
         from rbrepro.data.atomic import write_text_atomic
 
-        write_text_atomic(out, lines)
-    summary = {"model": str(model), "file": str(file), "rows": int(len(pred)), "dataset": header["dataset"],
-               "method": getattr(fitted, "method", header["class"]), "metric": metrics.metric_name(task),
-               "value": score, "out": str(out) if out else None}
+        _guard(lambda: write_text_atomic(out, lines))
+    metric = f"{result.metric} against the file's labels: {result.value:.4g}" if result.value is not None else \
+        f"no {result.metric}: {result.why_no_metric}"
     if as_json:
-        typer.echo(json.dumps(summary))
+        typer.echo(json.dumps({"model": str(model), "file": str(file), "rows": int(len(result.predicted)),
+                               "metric": result.metric, "value": result.value, "why_no_metric": result.why_no_metric,
+                               "out": str(out) if out else None}))
     elif out:
-        typer.echo(f"{len(pred)} predictions -> {out}; {summary['metric']} against the file's labels: {score:.4g}")
+        typer.echo(f"{len(result.predicted)} predictions -> {out}; {metric}")
     else:
         typer.echo(lines, nl=False)
+        err.print(f"rbrepro: {metric}", highlight=False, markup=False, soft_wrap=True)
+
+

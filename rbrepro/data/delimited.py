@@ -58,8 +58,9 @@ def _fields(line: str) -> list[str]:
     return [field.strip() for field in next(csv.reader([line]), [])]
 
 
-def parse_csv(path: Path, n_features: int = 0) -> Parsed:
-    """Parse a CSV file (first column the label); n_features 0 = as many as the file has."""
+def parse_csv(path: Path, n_features: int = 0, label_column: int | None = 0) -> Parsed:
+    """Parse a CSV file; n_features 0 = as many as the file has. `label_column`: the label's column
+    (0, the first, by default; -1 the last), or None for rows without a label (y is then NaN)."""
     path = Path(path)
     lines, numbers = _data_lines(path)
     fields = _fields(lines[0]) if lines else []
@@ -68,20 +69,29 @@ def parse_csv(path: Path, n_features: int = 0) -> Parsed:
     if not lines:
         raise ParseError(f"{path}: no data rows")
     width = lines[0].count(",") + 1
-    if width < 2:
+    if width < (1 if label_column is None else 2):
         raise ParseError(f"{path}:{numbers[0]}: one column only; expected the label then at least one feature, "
                          "separated by commas")
     for body, number in zip(lines, numbers):
         if body.count(",") + 1 != width:
             raise ParseError(f"{path}:{number}: {body.count(',') + 1} columns, but line {numbers[0]} has {width}")
+    if label_column is not None and not -width <= label_column < width:
+        raise ParseError(f"{path}: label column {label_column} does not exist; the file has {width} columns")
     frame = pd.read_csv(io.StringIO("\n".join(lines)), header=None, dtype=str, keep_default_na=False)
     values = frame.apply(lambda col: pd.to_numeric(col.str.strip(), errors="coerce")).to_numpy(dtype=np.float64)
+    if label_column is None:  # no label: a NaN label column in front, so the checks below stay as they are
+        values, in_file = np.hstack([np.full((len(values), 1), np.nan), values]), [-1, *range(width)]
+    else:  # the label to the front, the features in their order
+        in_file = [label_column % width] + [c for c in range(width) if c != label_column % width]
+        values = values[:, in_file]
     bad = ~np.isfinite(values)
+    bad[:, 0] &= label_column is not None
     bad[:, 1:] |= np.abs(values[:, 1:]) > FLOAT32_MAX  # features are stored as float32
     if bad.any():
         row, col = np.argwhere(bad)[0]
         what = "beyond float32's range (±3.4e38)" if np.isfinite(values[row, col]) else "not a finite number"
-        raise ParseError(f"{path}:{numbers[row]}: column {col + 1} is {what}: {frame.iat[row, col]!r}")
+        raise ParseError(f"{path}:{numbers[row]}: column {in_file[col] + 1} is {what}: "
+                         f"{frame.iat[row, in_file[col]]!r}")
     X = np.ascontiguousarray(values[:, 1:], dtype=np.float32)
     if n_features and X.shape[1] > n_features:
         raise ParseError(f"{path}: {X.shape[1]} feature columns, more than the dataset's {n_features}")

@@ -19,6 +19,7 @@ from rbrepro.models.kernel_ridge import (
     IndependentBlockRegressor,
 )
 from rbrepro.models.l1_model import L1FeatureClassifier, L1FeatureRegressor
+from rbrepro.models.persist import load_model
 
 __all__ = [
     "RandomBinningClassifier",
@@ -33,4 +34,11 @@ __all__ = [
     "ExactKernelRegressor",
     "L1FeatureClassifier",
     "L1FeatureRegressor",
+    "load",
 ]
+
+
+def load(path):
+    """The model saved at `path` by `model.save(path)` or `rbrepro train --save-model` (no pickle:
+    arrays and a checksummed header; a damaged or crafted file is refused, naming it)."""
+    return load_model(path)[0]
