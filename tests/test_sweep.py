@@ -153,6 +153,22 @@ def test_reuse_from_takes_the_same_cells_of_another_sweep_and_runs_the_rest(tmp_
     assert counts_d["reused"] == 2 and counts_d["ran"] == 0
 
 
+def test_reuse_from_a_published_folder_takes_rows_from_its_results_csv(tmp_path):
+    """A published folder commits results.csv, not its cells: extending it with one more dataset
+    takes the committed rows (same keys) and runs only the new cells."""
+    import shutil
+
+    grid = "datasets:\n  digits: {sigma: [0.3, 3], R: [8]}\n"
+    run_sweep(parse_config(f"name: p\nmethods: [rb]\n{grid}", "p.yaml"), tmp_path / "p", backend=LocalBackend(2))
+    shutil.rmtree(tmp_path / "p" / "cells")  # as committed: results.csv and the resolved config only
+    more = parse_config("name: p2\nmethods: [rb]\ndatasets:\n  digits: {sigma: [0.3, 3, 10], R: [8]}\n", "p2.yaml")
+    counts = run_sweep(more, tmp_path / "p2", backend=LocalBackend(2), reuse_from=[tmp_path / "p"])
+    assert counts["reused"] == 2 and counts["ran"] == 1
+    old, new = pd.read_csv(tmp_path / "p" / "results.csv"), pd.read_csv(tmp_path / "p2" / "results.csv")
+    kept = new[new["reused_from"] == "p"].sort_values("sigma")
+    assert kept["test_metric"].tolist() == old.sort_values("sigma")["test_metric"].tolist()
+
+
 def test_choosing_on_test_needs_the_as_published_protocol():
     for text in ("sigma_selection: test\n", "protocol: fair\nsigma_selection: {on: test}\n"):
         with pytest.raises(ConfigError, match=r"t.yaml:\d+: sigma_selection: choosing sigma on test data"):
@@ -376,3 +392,16 @@ def test_cell_memory_estimate_uses_the_published_sizes():
     rb = CellParams(dataset="ijcnn1", method="rb", sigma=1.0, R=17500)
     assert cell_memory_estimate(rb, "ijcnn1") >= 4 * 35000 * 17500
     assert cell_memory_estimate(exact, "no-such-set") == 0.0
+
+
+def test_a_folder_of_another_config_is_refused_and_other_programs_files_are_left(tmp_path):
+    out = tmp_path / "res"
+    grid = "datasets:\n  digits: {sigma: [0.3], R: [8]}\n"
+    run_sweep(parse_config(f"name: first\n{grid}", "a.yaml"), out, backend=LocalBackend(1))
+    theirs, ours = out / ".someone-else.part", out / "cells" / ".0123456789abcdef.json.x1y2.part"
+    theirs.write_text("not ours")
+    ours.write_text("{")
+    with pytest.raises(ValueError, match="holds the results of config 'first'.*its own --out folder"):
+        run_sweep(parse_config(f"name: second\n{grid}", "b.yaml"), out, backend=LocalBackend(1))
+    run_sweep(parse_config(f"name: first\n{grid}", "a.yaml"), out, backend=LocalBackend(1))  # resumes
+    assert theirs.exists() and not ours.exists()

@@ -122,9 +122,10 @@ def _expected_message(exc: BaseException) -> str | None:
     from rbrepro.models.persist import ModelFileError
     from rbrepro.sweep.backends import NoWorkers
     from rbrepro.sweep.config import ConfigError
-    from rbrepro.sweep.store import SweepLocked
+    from rbrepro.sweep.store import FolderOfAnotherSweep, SweepLocked
 
     if isinstance(exc, (ModelFileError, ConfigError, ContentError, FetchError, ParseError, SweepLocked, NoWorkers,
+                        FolderOfAnotherSweep,
                         FileNotFoundError, ValueError, MemoryError)):
         return str(exc)
     if isinstance(exc, KeyError):

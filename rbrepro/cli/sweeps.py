@@ -156,7 +156,7 @@ def sweep(
     for name, why in sorted(counts.get("unavailable", {}).items()):
         typer.echo(f"{name}: not available here, no cells run: {why}")
     n_reused = counts.get("reused", 0)
-    reused = f", {n_reused} taken from --reuse-from" if n_reused else ""
+    reused = f", {n_reused} taken from --reuse-from" if n_reused or reuse_from else ""
     typer.echo(f"{cfg.name}: {counts['done']}/{counts['total']} cells done ({counts['ran']} run now{reused}, "
                f"{counts['total'] - counts['ran'] - n_reused} already done), {counts['failed']} failed, {counts['skipped']} "
                f"skipped by the memory guard -> {out_dir / 'results.csv'}{aside}")

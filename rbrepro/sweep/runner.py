@@ -13,6 +13,7 @@ folder layout is `rbrepro.sweep.store`'s; the backends are `rbrepro.sweep.backen
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from pathlib import Path
@@ -32,11 +33,15 @@ from rbrepro.sweep.backends import LocalBackend, default_workers
 from rbrepro.sweep.config import SweepConfig
 from rbrepro.sweep.keys import params_key
 from rbrepro.sweep.store import (
+    CSV_NAME,
     UNAVAILABLE_NAME,
     assemble_csv,
     cell_path,
     cell_states,
+    claim_folder,
     json_default,
+    own_partial_files,
+    published_rows,
     read_row,
     sweep_lock,
     write_row,
@@ -119,7 +124,8 @@ def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams] | None = N
     narrow_cli = narrow or (lambda cs: cs)
     limit = memory_limit_bytes(memory_limit_gb)
     with sweep_lock(out):
-        for stale in [*(out / "cells").glob(".*.part"), *out.glob(".*.part")]:
+        claim_folder(out, config.name)
+        for stale in own_partial_files(out):
             stale.unlink(missing_ok=True)  # temp files of a killed run: never read, now removed
         write_text_atomic(out / "config.resolved.yaml",
                           yaml.safe_dump({**config.to_dict(), "provenance": provenance()}, sort_keys=False))
@@ -159,6 +165,17 @@ def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams] | None = N
         counts["unavailable"] = unavailable
         return counts
 
+def _published(folder: Path) -> dict[str, dict]:
+    csv = folder / CSV_NAME
+    return _published_at(folder, csv.stat().st_mtime_ns if csv.exists() else 0)
+
+
+@functools.lru_cache(maxsize=8)
+def _published_at(folder: Path, mtime_ns: int) -> dict[str, dict]:
+    """published_rows, read once per version of the CSV (a sweep asks for every cell)."""
+    return published_rows(folder)
+
+
 def reused_row(key: str, sources: Iterable[Path], config: SweepConfig) -> dict | None:
     """A finished row of cell `key` from another sweep's folder, relabelled for `config`, or None.
 
@@ -168,6 +185,8 @@ def reused_row(key: str, sources: Iterable[Path], config: SweepConfig) -> dict |
     machine) takes only rows that were themselves run exclusively."""
     for source in sources:
         row = read_row(cell_path(Path(source), key))
+        if row is None:  # a published folder commits its results.csv only: its rows serve as well
+            row = _published(Path(source)).get(key)
         if row is None or row["status"] != "ok" or (config.exclusive and not row.get("exclusive")):
             continue
         return {**row, "reused_from": row.get("reused_from") or row.get("sweep", str(source)), "sweep": config.name,

@@ -20,6 +20,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -37,6 +38,38 @@ UNAVAILABLE_NAME = "unavailable.json"
 
 class SweepLocked(RuntimeError):
     """Another sweep is writing to the same results folder."""
+
+
+class FolderOfAnotherSweep(ValueError):
+    """The results folder holds another config's results (its config.resolved.yaml says whose)."""
+
+
+#: the temporary files this store's atomic writes leave behind when killed (atomic_path's names)
+_OWN_PARTIAL = re.compile(r"^\.(results\.csv|config\.resolved\.yaml|unavailable\.json|[0-9a-f]{16}\.(json|log))\."
+                          r"[^/]*\.part$")
+
+
+def own_partial_files(out: Path) -> list[Path]:
+    """The partial files a killed sweep of this folder left: its own temporary names only, never
+    another program's hidden files."""
+    found = [*Path(out).glob(".*.part"), *(Path(out) / "cells").glob(".*.part")]
+    return [p for p in found if _OWN_PARTIAL.match(p.name)]
+
+
+def claim_folder(out: Path, name: str) -> None:
+    """Refuse a folder whose results are another config's: a sweep would replace its results.csv."""
+    resolved = Path(out) / "config.resolved.yaml"
+    if not resolved.exists():
+        return
+    import yaml
+
+    try:
+        owner = (yaml.safe_load(resolved.read_text()) or {}).get("name")
+    except (OSError, yaml.YAMLError):
+        return
+    if owner and owner != name:
+        raise FolderOfAnotherSweep(f"{out} holds the results of config {owner!r} ({resolved}); this config is "
+                                   f"{name!r}, and its sweep would replace them. Give it its own --out folder")
 
 @dataclass
 class CellState:
@@ -167,3 +200,22 @@ def sweep_lock(out: Path):
         yield
     finally:
         fh.close()
+
+
+def published_rows(folder: Path) -> dict[str, dict]:
+    """cell_key -> row of a folder's results.csv (a published folder commits the CSV, not its cell
+    files), each row as a sweep wrote it: empty fields are None. Rows that are not valid are left out."""
+    csv = Path(folder) / CSV_NAME
+    if not csv.exists():
+        return {}
+    try:
+        frame = pd.read_csv(csv, low_memory=False)
+    except (OSError, ValueError):
+        return {}
+    if "cell_key" not in frame:
+        return {}
+    rows = {}
+    for record in frame.astype(object).where(frame.notna(), None).to_dict("records"):
+        if valid_row(record):
+            rows[str(record["cell_key"])] = record
+    return rows
