@@ -59,6 +59,10 @@ def test_a_band_over_seeds_reproduces_what_one_draw_misses():
     assert point.authors_draw == 94.67 and point.draw_matches
     one_seed = [p for p in compare_points(pd.DataFrame(rows[:1]), "fig5") if p.values][0]
     assert one_seed.verdict == WORSE  # 93.9 + 0.5 < 94.6075: one draw alone misses
+    assert one_seed.explanation.startswith("a band of fewer seeds")
+    low = [{**r, "test_metric": r["test_metric"] - 4.0} for r in rows[:5]] + rows[5:]  # five low seeds, the draw
+    (lucky,) = [p for p in compare_points(pd.DataFrame(low), "fig5") if p.values]
+    assert lucky.verdict == WORSE and lucky.draw_matches and lucky.explanation.startswith("the published value is")
     counts = Counts.of([point, one_seed])
     assert (counts.reproduced, counts.better, counts.worse, counts.no_worse) == (1, 0, 1, 1)
     assert counts.line().startswith("1 of 2 published points reproduced (50 %), 0 better, 1 worse")

@@ -104,6 +104,29 @@ class Point:
     def draw_matches(self) -> bool | None:
         return None if self.authors_draw is None else draw_matches(self.authors_draw, self.published, self.metric)
 
+    @property
+    def explanation(self) -> str:
+        """Why a point lies outside the band, where a rule can tell from the rows (EXPLANATIONS)."""
+        for rule, text in EXPLANATIONS:
+            if rule(self):
+                return text
+        return "not explained by a rule"
+
+
+#: Rules that explain a point outside the band, first match wins; each reads only the point's numbers.
+EXPLANATIONS = (
+    (lambda p: p.verdict != REPRODUCED and bool(p.draw_matches),
+     "the published value is the authors' one draw (the replay of their draws matches it), and their sigma was "
+     "the best on test for that draw; our seeds at that sigma do not reach it"),
+    (lambda p: p.verdict != REPRODUCED and p.method != "exact" and p.seeds < MIN_BAND_SEEDS,
+     "a band of fewer seeds than the rule asks for: one draw may miss"),
+    (lambda p: p.verdict == BETTER and p.method in ("rf", "nystrom", "block"),
+     "a baseline better than published: ours chose its sigma per R (or another kernel width), the paper one "
+     "width per dataset"),
+    (lambda p: p.verdict == WORSE and p.method == "exact",
+     "the exact kernel: one value, no band"),
+)
+
 
 def _rng(rows: pd.DataFrame) -> pd.Series:
     """Each row's draw (rows older than the rng column drew from numpy)."""

@@ -225,10 +225,11 @@ def _fidelity(root: Path) -> tuple[str, dict[str, Counts]]:
             text += ["", "Some bands rest on fewer seeds than the rule asks for; their verdicts are provisional."]
         if missed:
             rows = [[p.dataset, p.method, p.R or "exact", p.sigma, p.published, f"{p.band[0]:.4g}–{p.band[1]:.4g}",
-                     p.seeds, p.verdict, "–" if p.authors_draw is None else p.authors_draw] for p in missed]
-            text += ["", "Points outside the band:", "",
+                     p.seeds, p.verdict, "–" if p.authors_draw is None else p.authors_draw, p.explanation]
+                    for p in missed]
+            text += ["", "Points outside the band, each with the rule that explains it (`fidelity.EXPLANATIONS`):", "",
                      _table(["dataset", "method", "R", "sigma", "published", "our band", "seeds", "verdict",
-                             "authors' draw"], rows)]
+                             "authors' draw", "why"], rows)]
         parts.append("\n".join(text))
     intro = ("## Fidelity to the published points\n\nEach point the authors published (their figure data) is "
              "judged against the band our seeds span at the same coordinates (min to max), widened by "
