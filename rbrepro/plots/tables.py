@@ -9,7 +9,6 @@ Fig. 6 speedups from the objective traces).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -128,9 +127,18 @@ def tables(folder: str | Path, figure: str | None = None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    folders = (argv if argv is not None else sys.argv[1:]) or ["results/fig3", "results/fig4", "results/fig5",
-                                                               "results/fig6"]
-    print("\n\n".join(tables(f) for f in folders))
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m rbrepro.plots.tables",
+                                     description="The numbers behind Figures 3-6 as Markdown tables, from results "
+                                                 "folders (each with results.csv and config.resolved.yaml).")
+    parser.add_argument("folders", nargs="*", default=["results/fig3", "results/fig4", "results/fig5", "results/fig6"],
+                        help="results folders [default: the four published fair runs]")
+    args = parser.parse_args(argv)
+    missing = [f for f in args.folders if not (Path(f) / "results.csv").exists()]
+    if missing:
+        parser.error(f"no results.csv in {', '.join(missing)}")
+    print("\n\n".join(tables(f) for f in args.folders))
     return 0
 
 
