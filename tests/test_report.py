@@ -93,3 +93,9 @@ def test_claim0_judges_each_dataset_and_sigma_from_the_diagnostics():
     # can be fitted: that sigma does not pass, whatever happens at 0.3
     assert finding.rows[1][-1] == "no"
     assert C.claim0_theorem1(frame.iloc[:0]).verdict == C.NOT_JUDGED
+
+
+def test_eq29_speedup_is_tau_for_very_sparse_rows_and_one_for_dense_ones():
+    assert C.eq29_speedup(8, omega=4096, D=4096) == 1.0                   # RF: every row touches every column
+    assert abs(C.eq29_speedup(8, omega=128, D=10**7) - 8.0) < 1e-3       # RB: R << D
+    assert C.eq29_speedup(1, omega=50, D=100) == 1.0
