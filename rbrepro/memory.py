@@ -14,6 +14,8 @@ import threading
 import time
 from pathlib import Path
 
+from rbrepro.settings import env_setting
+
 DEFAULT_SHARE = 0.6
 GB = 1024**3
 
@@ -32,16 +34,7 @@ def physical_memory_bytes() -> int:
 def env_number(name: str, default: float | None = None) -> float | None:
     """A positive finite number from the environment variable `name` (default when unset); anything
     else is a ValueError that names the variable and its value."""
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not (value > 0 and value != float("inf")):
-        raise ValueError(f"environment variable {name}={text!r}: expected a positive number")
-    return value
+    return env_setting(name, default, 0.0, 1e300, "a positive number", low_open=True)
 
 
 def memory_limit_bytes(limit_gb: float | None = None) -> int:

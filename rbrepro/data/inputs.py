@@ -12,7 +12,6 @@ timeout, and nan or a negative number would silently switch a limit off.
 from __future__ import annotations
 
 import errno
-import math
 import os
 import re
 import stat
@@ -77,18 +76,3 @@ def open_regular(path):
         os.close(fd)
         raise
     return os.fdopen(fd, "rb")
-
-
-def env_setting(name: str, default: float, low: float, high: float, unit: str) -> float:
-    """The number in environment variable `name` (default when unset or empty), which must lie in
-    [low, high]; anything else is a ValueError naming the variable, its value and the range."""
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not low <= value <= high:  # also refuses nan
-        raise ValueError(f"environment variable {name}={text!r}: expected {unit} from {low:g} to {high:g}")
-    return value

@@ -17,7 +17,8 @@ import urllib3
 
 from rbrepro.data.atomic import write_text_atomic
 from rbrepro.data.files import CHUNK
-from rbrepro.data.inputs import InputFileError, env_setting, open_regular, redact
+from rbrepro.data.inputs import InputFileError, open_regular, redact
+from rbrepro.settings import env_setting
 
 RETRIES = 4
 

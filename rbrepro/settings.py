@@ -1,0 +1,26 @@
+"""Numbers read from environment variables, checked against their range: one parser for every
+RBREPRO_* setting, so a bad value is always one error naming the variable, its value and the range."""
+
+from __future__ import annotations
+
+import math
+import os
+
+
+def env_setting(name: str, default: float | None, low: float, high: float, unit: str,
+                low_open: bool = False) -> float | None:
+    """The number in environment variable `name` (default when unset or empty), which must lie in
+    [low, high] ((low, high] with low_open); anything else is a ValueError naming the variable,
+    its value and the range (nan and inf included)."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    above_low = value > low if low_open else value >= low
+    if not (above_low and value <= high):  # also refuses nan
+        bound = f"above {low:g}" if low_open else f"from {low:g}"
+        raise ValueError(f"environment variable {name}={text!r}: expected {unit} {bound} to {high:g}")
+    return value
