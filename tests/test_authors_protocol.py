@@ -86,6 +86,7 @@ def test_rng_and_scoring_of_the_authors_are_as_published_only():
     assert {c.scoring for c in cells.values()} == {"authors"}
 
 
+@pytest.mark.slow
 def test_baselines_take_the_exact_kernels_width_and_bands_run_at_the_choice(tmp_path):
     cfg = parse_config("name: p\nprotocol: as-published\nkernel: euclidean\nmethods: [rb, rf, exact]\n"
                        "rng: authors\nband: {seeds: [0, 1, 2], at: chosen}\n"

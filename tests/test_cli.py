@@ -36,6 +36,7 @@ def env(tmp_path):
     return {"RBREPRO_DATA": str(tmp_path / "data")}
 
 
+@pytest.mark.slow
 def test_fetch_sweep_resume_plot_round_trip(http_mirror, tmp_path, env):
     url, _ = http_mirror
     out = rbrepro("fetch", "ijcnn1", "--mirror", url, "-q", env_extra=env).stdout
@@ -76,6 +77,7 @@ def test_fetch_sweep_resume_plot_round_trip(http_mirror, tmp_path, env):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_train_json_prints_exactly_one_result_row(http_mirror, env):
     url, _ = http_mirror
     proc = rbrepro("train", "ijcnn1", "--method", "rb", "--R", "32", "--sigma", "0.5", "--json", "--mirror", url,
@@ -89,12 +91,14 @@ def test_train_json_prints_exactly_one_result_row(http_mirror, env):
     assert row["test_metric"] > 80  # a ball in 3 of 22 dims: far above the 50-70% of a constant guess
 
 
+@pytest.mark.slow
 def test_featurize_reports_D_nnz_kappa(http_mirror, env):
     url, _ = http_mirror
     out = rbrepro("featurize", "ijcnn1", "--R", "8", "--sigma", "1", "--mirror", url, env_extra=env).stdout
     assert "D=" in out and "nnz=8000" in out and "kappa=" in out
 
 
+@pytest.mark.slow
 def test_errors_are_one_line_with_exit_status_2(tmp_path, env):
     proc = rbrepro("train", "nosuchdata", env_extra=env, check=False)
     assert proc.returncode == 2 and "unknown dataset 'nosuchdata'" in proc.stderr
@@ -110,6 +114,7 @@ def test_errors_are_one_line_with_exit_status_2(tmp_path, env):
     assert proc.returncode == 2 and f"--reuse-from {tmp_path / 'nowhere'}: no such results folder" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_second_sweep_on_the_same_folder_refuses(tmp_path, env):
     config = tmp_path / "q.yaml"
     config.write_text("name: q\ndatasets:\n  digits: {sigma: [1], R: [4]}\n")
@@ -144,6 +149,7 @@ def test_help_explains_every_command():
     ("rb", ["--solver", "direct", "--R", "8"], 65),
     ("rb", ["--solver", "rcd", "--l1", "1e-4", "--threads", "2"], 65),
     ("rf", ["--solver", "rcd", "--l1", "1e-4", "--variant", "sync", "--threads", "2"], 65)])
+@pytest.mark.slow
 def test_every_method_trains_from_the_cli(http_mirror, env, method, extra, floor):
     url, _ = http_mirror
     args = ["train", "ijcnn1", "--method", method, "--R", "64", "--sigma", "0.5", "--json", "--mirror", url, *extra]
@@ -159,6 +165,7 @@ def test_every_method_trains_from_the_cli(http_mirror, env, method, extra, floor
     assert row["peak_fit_mb"] >= 0 and row["memory_model_entries"] > 0
 
 
+@pytest.mark.slow
 def test_save_model_and_predict(http_mirror, env, tmp_path):
     url, root = http_mirror
     model = tmp_path / "m.npz"
@@ -178,6 +185,7 @@ def test_save_model_and_predict(http_mirror, env, tmp_path):
     assert proc.returncode == 2 and "not a readable rbrepro model file" in proc.stderr and "bad.npz" in proc.stderr
 
 
+@pytest.mark.slow
 def test_an_exact_kernel_too_big_is_refused_with_one_line(http_mirror, env):
     url, _ = http_mirror
     proc = rbrepro("train", "ijcnn1", "--method", "exact", "--mirror", url, "--memory-limit", "0.001",

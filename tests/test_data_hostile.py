@@ -129,6 +129,7 @@ def test_a_fifo_as_a_mirrors_manifest_is_refused_at_once(special, small_ijcnn1_m
     assert "MANIFEST.tsv" in str(error) and "not a regular file" in str(error)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("special", ["fifo"], indirect=True)
 def test_a_fifo_named_on_the_command_line_is_one_line(special, tmp_path):
     one_line_error(rbrepro("train", special, "--R", "8", env={"RBREPRO_DATA": str(tmp_path / "d")}, timeout=30),
@@ -144,6 +145,7 @@ def test_a_fifo_as_the_datasets_file_is_refused_at_once(special):
     assert isinstance(error, ConfigError) and str(special) in str(error) and "not a regular file" in str(error)
 
 
+@pytest.mark.slow
 def test_dev_zero_as_a_source_is_refused_without_filling_the_disk(tmp_path):
     (tmp_path / "sets.yaml").write_text("datasets:\n  zero:\n    train: /dev/zero\n")
     proc = rbrepro("train", "zero", "--datasets", tmp_path / "sets.yaml", "--R", "8", timeout=60,
@@ -209,6 +211,7 @@ def dribble(monkeypatch):
         server.server_close()
 
 
+@pytest.mark.slow
 def test_a_server_trickling_bytes_is_aborted_by_the_minimum_rate(dribble, tmp_path, monkeypatch):
     url = dribble(piece=1, every_s=0.2)
     monkeypatch.setenv("RBREPRO_FETCH_GRACE", "1")
@@ -220,6 +223,7 @@ def test_a_server_trickling_bytes_is_aborted_by_the_minimum_rate(dribble, tmp_pa
     assert took < 5 and not [p for p in (tmp_path / "d" / "raw").rglob("*") if p.is_file()]
 
 
+@pytest.mark.slow
 def test_an_endless_fast_source_is_aborted_by_the_deadline(dribble, tmp_path, monkeypatch):
     url = dribble(piece=1 << 16, every_s=0.01)
     monkeypatch.setenv("RBREPRO_FETCH_DEADLINE", "1.5")
@@ -240,6 +244,7 @@ def test_bad_fetch_settings_name_the_variable_and_the_range(name, value, tmp_pat
         fetch_dataset(get_spec("cadata"), tmp_path / "d", "http://127.0.0.1:9", progress=False)
 
 
+@pytest.mark.slow
 def test_a_bad_fetch_timeout_is_one_line_from_the_cli(tmp_path):
     one_line_error(rbrepro("fetch", "cadata", "--mirror", "http://127.0.0.1:9", "-q",
                            env={"RBREPRO_FETCH_TIMEOUT": "1e308", "RBREPRO_DATA": str(tmp_path / "d")}),
@@ -391,6 +396,7 @@ def test_a_damaged_hash_lock_file_is_named_with_how_to_reset_it(text, small_ijcn
     assert HashLock(lock).get("k") is None
 
 
+@pytest.mark.slow
 def test_a_damaged_hash_lock_file_is_one_line_from_the_cli_and_forget_hashes_resets_it(small_ijcnn1_mirror,
                                                                                        tmp_path):
     (small_ijcnn1_mirror / "MANIFEST.tsv").unlink()

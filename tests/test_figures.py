@@ -36,6 +36,7 @@ def _sweep(tmp_path, text, monkeypatch=None):
     return out
 
 
+@pytest.mark.slow
 def test_fig3_with_exact_line_refused_exact_note_and_missing_dataset(tmp_path, monkeypatch):
     out = _sweep(tmp_path, "name: f3\nfigure: fig3\nmethods: [rb, exact]\ndatasets:\n"
                            "  digits: {sigma: [0.1, 0.3, 1], R: [32], exact_sigma: [0.3]}\n")
@@ -56,6 +57,7 @@ def test_fig3_with_exact_line_refused_exact_note_and_missing_dataset(tmp_path, m
     assert "ijcnn1" in config["datasets"]  # no data here: failed cells, named on the figure note
 
 
+@pytest.mark.slow
 def test_fig4_fig5_fig6_from_small_sweeps(tmp_path, binary_sets):
     out4 = _sweep(tmp_path, "name: f4\nfigure: fig4\nseeds: [0, 1]\ndatasets:\n  digits: {sigma: [0.3], R: [4, 16, 64]}\n")
     assert _png_ok(make_figure("fig4", out4, tmp_path / "fig4")[0])

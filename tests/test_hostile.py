@@ -46,6 +46,7 @@ def test_indices_beyond_int32_are_refused_with_the_line(tmp_path, index):
         parse_libsvm(path, 0)
 
 
+@pytest.mark.slow
 def test_the_segfaulting_file_of_the_issue_is_one_line_from_the_cli(tmp_path):
     path = tmp_path / "s.txt"
     path.write_text("1 1:0.5 4000000000:0.5\n-1 1:0.2 2:0.3\n1 2:0.9\n-1 1:0.1\n1 1:0.7 2:0.1\n")
@@ -53,6 +54,7 @@ def test_the_segfaulting_file_of_the_issue_is_one_line_from_the_cli(tmp_path):
                    "s.txt:1:", "above 2147483647")
 
 
+@pytest.mark.slow
 def test_a_huge_inferred_width_is_refused_by_the_memory_guard(tmp_path):
     lines = ["1 1:0.5 200000000:0.5"] + [f"{(-1) ** i} 1:-0.{i} 2:0.3" for i in range(1, 300)]
     path = tmp_path / "wide.txt"
@@ -95,6 +97,7 @@ def test_property_inferred_width_parses_or_names_the_line(tmp_path, rows):
 
 # --- raw files damaged after a verified fetch ---------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (SHARED / "MANIFEST.tsv").exists(), reason="needs the mirror in ../shared/data/libsvm")
 def test_a_raw_file_damaged_after_its_verified_fetch_is_never_parsed(tmp_path):
     env = {"RBREPRO_DATA": str(tmp_path / "d")}
@@ -130,6 +133,7 @@ def _damaged(root: Path, name: str, data: bytes) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_truncated_empty_and_bit_flipped_model_files_are_one_line(model_file):
     good = (model_file / "m.npz").read_bytes()
     flipped = bytearray(good)
@@ -163,6 +167,7 @@ def _rewrite(src: Path, dest: Path, edit) -> Path:
     ("hash table without an empty slot", lambda a, h: a.update({"features._table_ids":
                                                                  np.zeros_like(a["features._table_ids"])})),
 ])
+@pytest.mark.slow
 def test_edited_model_files_are_refused_not_used(model_file, what, edit):
     path = _rewrite(model_file / "m.npz", model_file / "edited.npz", edit)
     with pytest.raises(ModelFileError, match="damaged model|checksum"):
@@ -170,6 +175,7 @@ def test_edited_model_files_are_refused_not_used(model_file, what, edit):
     one_line_error(rbrepro("predict", path, model_file / "test.txt"), str(path))
 
 
+@pytest.mark.slow
 def test_foreign_labels_are_predicted_but_not_scored_and_unlabelled_rows_are_predicted(model_file, tmp_path):
     other = tmp_path / "reg.txt"
     other.write_text("".join(f"{3.5 + i} 1:0.{i} 2:0.5\n" for i in range(1, 9)))
@@ -208,12 +214,14 @@ def test_property_random_corruption_of_a_model_file_never_passes(model_file, pos
 
 @pytest.mark.parametrize("name, value", [("RBREPRO_MEMORY_LIMIT_GB", "abc"), ("RBREPRO_MEMORY_LIMIT_GB", "-1"),
                                          ("RBREPRO_MEMORY_LIMIT_GB", "inf"), ("RBREPRO_FETCH_TIMEOUT", "abc")])
+@pytest.mark.slow
 def test_bad_environment_settings_name_the_variable(tmp_path, name, value):
     # the fetch timeout is read when a download starts: a loopback address where nothing listens
     args = ("train", "digits", "--R", "8") if "MEMORY" in name else ("fetch", "cadata", "--mirror", "http://127.0.0.1:9")
     one_line_error(rbrepro(*args, env={name: value, "RBREPRO_DATA": str(tmp_path / "d")}), name, repr(value))
 
 
+@pytest.mark.slow
 def test_a_file_too_small_to_split_names_the_file(tmp_path):
     path = tmp_path / "tiny.txt"
     path.write_text("1 1:1\n")
@@ -232,12 +240,14 @@ def test_yaml_scientific_notation_without_a_dot_is_the_number_meant():
     assert cfg.datasets[0].sigma == (0.001, 20.0) and cfg.datasets[0].R == (100,) and cfg.datasets[0].lam == 0.001
 
 
+@pytest.mark.slow
 def test_a_binary_yaml_file_is_named(tmp_path):
     path = tmp_path / "bin.yaml"
     path.write_bytes(b"\x00\x01\x02\xff\xfe")
     one_line_error(rbrepro("sweep", path), str(path), "not a YAML text file")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content", ['["a", "list"]', '"a string"', '{"status": "ok"}', "42"])
 def test_hand_made_cell_files_are_run_again_not_taken_as_finished(tmp_path, content):
     from rbrepro.sweep.backends import LocalBackend
@@ -264,6 +274,7 @@ def test_a_full_disk_inside_a_writer_names_the_file(tmp_path):
     assert not dest.exists() and not list(tmp_path.glob(".*.part"))
 
 
+@pytest.mark.slow
 def test_a_full_disk_during_a_sweep_is_one_line_naming_the_file(tmp_path):
     script = (
         "import errno, sys, pandas as pd\n"
@@ -289,6 +300,7 @@ def _bare_mirror(tmp_path, files: dict[str, bytes]):
     return root
 
 
+@pytest.mark.slow
 @needs_mirror
 def test_a_truncated_first_copy_is_refused_before_its_hash_is_recorded(tmp_path):
     good = (SHARED / "regression" / "cadata").read_bytes()
@@ -312,6 +324,7 @@ def test_a_truncated_first_copy_is_refused_before_its_hash_is_recorded(tmp_path)
     ("binary/ijcnn1.tr.bz2", b"<!doctype html><p>404</p>", "not bz2-compressed"),
     ("binary/ijcnn1.tr.bz2", b"BZh91AY&SYgarbage", "damaged or cut short"),
 ])
+@pytest.mark.slow
 def test_wrong_bytes_from_a_mirror_without_manifest_never_reach_raw(tmp_path, rel, data, needle):
     mirror = _bare_mirror(tmp_path, {rel: data})
     name = "cadata" if "cadata" in rel else "ijcnn1"
@@ -321,6 +334,7 @@ def test_wrong_bytes_from_a_mirror_without_manifest_never_reach_raw(tmp_path, re
     assert not list((tmp_path / "d" / "raw").rglob("*.part"))
 
 
+@pytest.mark.slow
 @needs_mirror
 def test_a_first_use_hash_mismatch_names_the_lock_file_and_forget_hashes_resets_it(tmp_path):
     good = (SHARED / "regression" / "cadata").read_bytes()
@@ -341,6 +355,7 @@ def test_a_first_use_hash_mismatch_names_the_lock_file_and_forget_hashes_resets_
                                                                                               "regression/cadata")]
 
 
+@pytest.mark.slow
 @needs_mirror
 @pytest.mark.parametrize("row", ["regression/cadata\t\t20640", "regression/cadata", "regression/cadata\tabc\t1"])
 def test_a_manifest_row_without_a_usable_hash_is_an_error_not_unverified(tmp_path, row):
@@ -350,6 +365,7 @@ def test_a_manifest_row_without_a_usable_hash_is_an_error_not_unverified(tmp_pat
                    f"{mirror / 'MANIFEST.tsv'}:2:", "64-hex-digit sha256")
 
 
+@pytest.mark.slow
 @needs_mirror
 def test_every_file_of_the_real_mirror_passes_the_first_use_checks():
     import csv
@@ -386,6 +402,7 @@ def test_a_csv_header_is_dropped_and_comments_skipped(tmp_path):
     assert parsed.y.tolist() == [1, 0] and parsed.X.tolist() == [[0.5, 0.25], [-2, 3000]]
 
 
+@pytest.mark.slow
 def test_an_overflowing_csv_value_is_one_line_from_the_cli(tmp_path):
     path = tmp_path / "o.csv"
     path.write_text("".join(f"{i % 2},{i / 7},{1e39 if i == 5 else 0.5}\n" for i in range(40)))

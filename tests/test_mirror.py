@@ -1,6 +1,7 @@
 """On the real LIBSVM mirror (../shared/data/libsvm): RB must beat a linear model by far."""
 
 import numpy as np
+import pytest
 from sklearn.linear_model import Ridge, RidgeClassifier
 
 from rbrepro.data.load import load_dataset
@@ -29,6 +30,7 @@ def test_rb_on_cadata_beats_linear(real_mirror, tmp_path):
     assert row["test_metric"] < 0.8 * linear_err  # about 0.22 vs 0.30
 
 
+@pytest.mark.slow
 def test_mirror_datasets_match_table1_counts(real_mirror, tmp_path):
     """Rows and features of every dataset the mirror has, against the paper's Table 1."""
     expected = {"cadata": (16512, 4128, 8), "ijcnn1": (35000, 91701, 22), "letter": (10500, 5000, 16),

@@ -87,6 +87,7 @@ def test_compare_uses_the_chosen_sigma_not_the_best_test_value():
     assert point.ours == 94.5 and point.verdict == REPRODUCED
 
 
+@pytest.mark.slow
 def test_the_compare_command_prints_every_point_and_the_count(tmp_path):
     out = tmp_path / "res"
     out.mkdir()

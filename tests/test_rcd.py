@@ -75,6 +75,7 @@ def test_squared_hinge_matches_linear_svc(problem):
     assert ours.objective == pytest.approx(f_ref, rel=1e-4)
 
 
+@pytest.mark.slow
 def test_logistic_matches_logistic_regression(problem):
     _, y, _, Z, dense = problem
     lam, n = 1e-3, len(y)

@@ -30,6 +30,7 @@ PY = [sys.executable, "-m", "rbrepro"]
 
 # --- faults ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_sigkill_during_fetch_never_leaves_data_that_is_used(tmp_path):
     root = tmp_path / "mirror"
     X, y = make_binary_problem(60000, 22, seed=1)  # a few MB, served slowly
@@ -65,6 +66,7 @@ def test_sigkill_during_fetch_never_leaves_data_that_is_used(tmp_path):
         srv.server_close()
 
 
+@pytest.mark.slow
 def test_sigkill_during_cache_conversion_then_a_valid_cache(tmp_path):
     raw = tmp_path / "raw" / "big.txt"
     X, y = make_binary_problem(400000, 18, seed=2)
@@ -83,6 +85,7 @@ def test_sigkill_during_cache_conversion_then_a_valid_cache(tmp_path):
     assert parsed.X.shape == (400000, 18)
 
 
+@pytest.mark.slow
 def test_a_write_failure_is_one_line_and_earlier_results_survive(tmp_path, monkeypatch):
     config = tmp_path / "w.yaml"
     config.write_text("name: w\ndatasets:\n  digits: {sigma: [0.1, 0.3, 1, 3], R: [8]}\n")
@@ -106,6 +109,7 @@ def test_a_write_failure_is_one_line_and_earlier_results_survive(tmp_path, monke
     assert len(pd.read_csv(out / "results.csv")) == 2
 
 
+@pytest.mark.slow
 def test_absurd_grids_are_refused_before_allocating(tmp_path):
     result = CliRunner().invoke(app, ["train", "digits", "--R", "2000000", "--sigma", "1e6"])
     assert result.exit_code == 2 and "rb features of 1437 rows at R = 2000000 needs about" in result.output

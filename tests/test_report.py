@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from rbrepro.report import claims as C
 from rbrepro.report.render import REPORT_BEGIN, REPORT_END, build_report, check_report, write_report
@@ -16,6 +17,7 @@ from rbrepro.report.render import REPORT_BEGIN, REPORT_END, build_report, check_
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_the_committed_report_and_readme_counts_are_what_the_csvs_give():
     assert check_report(ROOT) == []
 
@@ -27,6 +29,7 @@ def _copy_results(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_a_changed_number_makes_the_report_stale_and_the_command_says_so(tmp_path):
     root = _copy_results(tmp_path)
     written = write_report(root)
@@ -83,6 +86,7 @@ def test_claim4_counts_the_R_where_rb_leads():
     assert finding.verdict == C.FAILS and finding.rows == [["d", "16, 32", "8 (rf)", "no"]]
 
 
+@pytest.mark.slow
 def test_claim0_judges_each_dataset_and_sigma_from_the_diagnostics():
     from rbrepro.theory.run import diagnose
 

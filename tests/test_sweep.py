@@ -45,6 +45,7 @@ def test_validation_split_uses_the_site_file_or_a_seeded_share():
     assert (validation_split(digits).y_test == val.y_test).all()  # seeded
 
 
+@pytest.mark.slow
 def test_sigma_selection_per_R_on_validation_then_refit(tmp_path):
     cfg = parse_config("name: sel\nmethods: [rb, rf]\nprotocol: fair\nsigma_selection: validation\n"
                        "datasets:\n  digits: {sigma: [0.03, 0.3, 30], R: [16, 64]}\n", "sel.yaml")
@@ -64,6 +65,7 @@ def test_sigma_selection_per_R_on_validation_then_refit(tmp_path):
     assert set(final["sigma_edge"].fillna("")) <= {"", "low", "high"}
 
 
+@pytest.mark.slow
 def test_sigma_selection_per_dataset_uses_select_R_only(tmp_path):
     cfg = parse_config("name: sel\nmethods: [rf]\nsigma_selection: {on: validation, per: dataset}\n"
                        "datasets:\n  digits: {sigma: [0.03, 0.3], R: [8, 32], select_R: 32}\n", "sel.yaml")
@@ -97,6 +99,7 @@ def test_the_fair_protocol_never_chooses_on_test_rows():
     assert fair.cells({}) == []  # nothing runs on test before the choice is made
 
 
+@pytest.mark.slow
 def test_a_fair_sweep_chooses_the_same_whatever_the_test_labels(tmp_path):
     """Run the fair protocol twice on one training file with two test files, the second with
     shuffled labels: every choice (and every validation row) must be identical."""
@@ -129,6 +132,7 @@ def test_a_fair_sweep_chooses_the_same_whatever_the_test_labels(tmp_path):
     assert chosen[0][2] != chosen[1][2]  # the test labels did change what is reported
 
 
+@pytest.mark.slow
 def test_reuse_from_takes_the_same_cells_of_another_sweep_and_runs_the_rest(tmp_path):
     """Cells with the same key in another sweep's folder are taken, not run (and say so); an
     exclusive sweep takes only cells that were themselves run exclusively."""
@@ -153,6 +157,7 @@ def test_reuse_from_takes_the_same_cells_of_another_sweep_and_runs_the_rest(tmp_
     assert counts_d["reused"] == 2 and counts_d["ran"] == 0
 
 
+@pytest.mark.slow
 def test_reuse_from_a_published_folder_takes_rows_from_its_results_csv(tmp_path):
     """A published folder commits results.csv, not its cells: extending it with one more dataset
     takes the committed rows (same keys) and runs only the new cells."""
@@ -178,6 +183,7 @@ def test_choosing_on_test_needs_the_as_published_protocol():
                      "t.yaml")
 
 
+@pytest.mark.slow
 def test_as_published_selection_marks_the_test_grid(tmp_path):
     cfg = parse_config("name: p\nprotocol: as-published\nkernel: euclidean\nmethods: [rb, rf]\n"
                        "sigma_selection: {on: test, per: {rb: R, default: dataset}}\n"
@@ -194,6 +200,7 @@ def test_as_published_selection_marks_the_test_grid(tmp_path):
             rb.sort_values("test_metric").iloc[-1]["sigma"]
 
 
+@pytest.mark.slow
 def test_a_dead_worker_is_replaced_and_its_cell_retried(tmp_path):
     sys.path.insert(0, str(Path(__file__).parent.parent))
     from tests import worker_tasks
@@ -232,6 +239,7 @@ def _kill(proc, target: str, rng) -> None:
     proc.send_signal(signal.SIGKILL)  # the coordinator alone: its workers must not go on writing
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_then_resume_gives_the_uninterrupted_csv(tmp_path):
     """Kills at random times (not at cell boundaries), of the whole group, the coordinator alone or
     one worker; then a resume must give the uninterrupted run's CSV exactly."""
@@ -299,6 +307,7 @@ def dask_scheduler(tmp_path):
             proc.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_dask_scheduler_and_workers_on_loopback_with_a_worker_killed_mid_cell(tmp_path, dask_scheduler):
     address, start_worker = dask_scheduler
     victim = start_worker("w1")
@@ -330,6 +339,7 @@ def test_dask_scheduler_and_workers_on_loopback_with_a_worker_killed_mid_cell(tm
     assert frame["attempts"].max() == 2, err
 
 
+@pytest.mark.slow
 def test_dask_exclusive_cells_never_overlap_and_memory_is_honoured(tmp_path, dask_scheduler):
     address, start_worker = dask_scheduler
     start_worker("w1")
@@ -356,6 +366,7 @@ def test_dask_admission_follows_the_local_rules():
     assert Admission(slots=4, memory_budget=15e9, exclusive=True).next_job(jobs[1:], {"f": jobs[0]}, est) is None
 
 
+@pytest.mark.slow
 def test_a_dask_scheduler_without_workers_is_a_clear_error(tmp_path, dask_scheduler):
     address, _ = dask_scheduler
     config = tmp_path / "n.yaml"
@@ -367,6 +378,7 @@ def test_a_dask_scheduler_without_workers_is_a_clear_error(tmp_path, dask_schedu
         in proc.stderr
 
 
+@pytest.mark.slow
 def test_local_backend_never_runs_cells_together_beyond_the_memory_budget(tmp_path):
     """Two 10 GB cells with a 15 GB budget run one after the other; a small cell runs beside either."""
     from rbrepro.sweep.backends import LocalBackend
@@ -394,6 +406,7 @@ def test_cell_memory_estimate_uses_the_published_sizes():
     assert cell_memory_estimate(exact, "no-such-set") == 0.0
 
 
+@pytest.mark.slow
 def test_a_folder_of_another_config_is_refused_and_other_programs_files_are_left(tmp_path):
     out = tmp_path / "res"
     grid = "datasets:\n  digits: {sigma: [0.3], R: [8]}\n"

@@ -48,6 +48,7 @@ def project(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_a_narrowed_sweep_leaves_the_published_csv_alone(project):
     before = (project / "results" / "quick" / "results.csv").read_bytes()
     out = rbrepro("sweep", "configs/quick.yaml", "--dataset", "digits", "--sigma", "0.3", "--seed", "0", "-m", "rb",
@@ -57,6 +58,7 @@ def test_a_narrowed_sweep_leaves_the_published_csv_alone(project):
     assert len(pd.read_csv(project / "runs" / "quick" / "results.csv")) == 1
 
 
+@pytest.mark.slow
 def test_plot_refuses_another_figures_results_and_draws_beside_them(project):
     rbrepro("sweep", "configs/quick.yaml", "--sigma", "0.3", "-q", cwd=project)
     bad = rbrepro("plot", "fig5", "runs/quick", cwd=project, check=False)
@@ -68,6 +70,7 @@ def test_plot_refuses_another_figures_results_and_draws_beside_them(project):
     assert sorted(p.name for p in (project / "figures").iterdir()) == ["fig5.png"]
 
 
+@pytest.mark.slow
 def test_results_csv_holds_exactly_the_cells_of_the_config_that_ran(tmp_path):
     out = tmp_path / "res"
     wide = parse_config("name: s\nfigure: fig3\ndatasets:\n  digits: {sigma: [0.1, 0.3, 1], R: [16]}\n", "s.yaml")
@@ -85,6 +88,7 @@ def test_results_csv_holds_exactly_the_cells_of_the_config_that_ran(tmp_path):
     assert len(frame) == 1 and frame["maxit"].iloc[0] == 5 and counts["ran"] == 1 and counts["aside"] == 3
 
 
+@pytest.mark.slow
 def test_cell_keys_cover_the_data_and_the_algorithms_version(tmp_path, monkeypatch):
     params = CellParams(dataset="digits", sigma=0.3, R=16)
     assert cell_key(params, "aaaa") != cell_key(params, "bbbb")
@@ -116,6 +120,7 @@ def test_cell_keys_cover_the_data_and_the_algorithms_version(tmp_path, monkeypat
      "--epochs", "2"],
     ["--method", "rf", "--R", "16", "--sigma", "0.3", "--solver", "rcd", "--epochs", "2"],
 ])
+@pytest.mark.slow
 def test_no_timed_region_includes_compilation_on_an_empty_numba_cache(tmp_path, args):
     row = json.loads(rbrepro("train", "digits", *args, "--json", env={"NUMBA_CACHE_DIR": str(tmp_path / "nb")})
                      .stdout)
@@ -133,6 +138,7 @@ def test_the_compilation_guard_sees_a_kernel_compiled_in_the_timed_region():
     assert "rbrepro.features._matvec_kernels.gather" in compiled_since(before)
 
 
+@pytest.mark.slow
 def test_cells_skipped_by_the_memory_guard_are_retried_under_a_higher_limit(tmp_path):
     config = tmp_path / "m.yaml"
     config.write_text("name: m\nfigure: fig3\nmethods: [exact]\ndatasets:\n  digits: {sigma: [0.3], R: [8]}\n")
@@ -178,6 +184,7 @@ run_sweep(cfg, Path({out!r}), data_path={marks!r}, backend=LocalBackend(2, task=
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
 def test_no_worker_outlives_its_coordinator(tmp_path, how):
     marks = tmp_path / "marks"
@@ -194,6 +201,7 @@ def test_no_worker_outlives_its_coordinator(tmp_path, how):
             os.killpg(coordinator.pid, signal.SIGKILL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_sigint_and_sigterm_print_one_line_and_leave_a_resumable_folder(tmp_path, how, code):
     config = tmp_path / "i.yaml"
@@ -227,6 +235,7 @@ def test_each_row_records_the_machine_load_around_the_cell():
     assert row["ended_at_unix"] > row["started_at_unix"]
 
 
+@pytest.mark.slow
 def test_failed_cells_keep_their_traceback_in_a_log_beside_the_cell_not_in_the_csv(tmp_path):
     (tmp_path / "bad.txt").write_text("1 1:0.5\n-1 1:0.2 2:oops\n")
     (tmp_path / "sets.yaml").write_text("datasets:\n  bad: {train: bad.txt, task: binary}\n")
@@ -268,6 +277,7 @@ def test_figures_flag_timings_taken_under_load_or_beside_other_cells():
     assert problems_note(frame.assign(load_other_cores=0.0, concurrent_cells=0), ["a"], ["a"]) == ""
 
 
+@pytest.mark.slow
 def test_a_user_dataset_not_supplied_is_named_unavailable_not_run_as_failed_cells(tmp_path):
     """census comes only from the user (`fetch census --from`); without it, no cells and one line."""
     cfg = parse_config("name: u\nfigure: fig3\ndatasets:\n  digits: {sigma: [0.3], R: [8]}\n"
@@ -280,6 +290,7 @@ def test_a_user_dataset_not_supplied_is_named_unavailable_not_run_as_failed_cell
     assert "census" in json.loads((out / "unavailable.json").read_text())
 
 
+@pytest.mark.slow
 def test_failed_cells_of_a_dataset_that_is_now_unavailable_leave_the_csv(tmp_path):
     """Cells recorded as failed before a dataset was known to be unavailable (an older run) stay on
     disk but are not rows of the results: the rerun names the dataset once instead."""

@@ -56,6 +56,7 @@ def test_bad_datasets_files_name_the_place(tmp_path, text, fragment):
         load_datasets_file(tmp_path / "sets.yaml")
 
 
+@pytest.mark.slow
 def test_a_file_named_on_the_command_line_trains(files, tmp_path):
     spec = resolve_spec(str(files / "train.libsvm"), tmp_path)
     assert spec.name == "train" and spec.source == "user"
@@ -67,6 +68,7 @@ def test_a_file_named_on_the_command_line_trains(files, tmp_path):
     assert row["test_metric"] > 80
 
 
+@pytest.mark.slow
 def test_a_sweep_over_a_registered_dataset(files, tmp_path):
     (tmp_path / "cfg.yaml").write_text(f"name: own\ndataset_files: [{files / 'sets.yaml'}]\n"
                                        "datasets:\n  ball: {sigma: [0.5, 2]}\n")
@@ -79,6 +81,7 @@ def test_a_sweep_over_a_registered_dataset(files, tmp_path):
     assert len(frame) == 2 and (frame["status"] == "ok").all() and set(frame["dataset"]) == {"ball"}
 
 
+@pytest.mark.slow
 def test_census_needs_from_and_then_uses_the_papers_counts(tmp_path):
     env = {"RBREPRO_DATA": str(tmp_path / "d")}
     proc = _cli("fetch", "census", env=env)
