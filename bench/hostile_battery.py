@@ -163,7 +163,50 @@ def model_cases(tmp: Path) -> list[Case]:
                       expect="ok", check_ok=lambda out: len(out.split()) == 8))
     cases.append(Case("model file", "the intact model", ["predict", model, test], expect="ok",
                       check_ok=lambda out: len(out.split()) >= 100))
+    for label, edit in CRAFTED.items():  # valid checksums: only the content checks stand between them and a kernel
+        path = _crafted(model, tmp / "model" / f"crafted_{label.replace(' ', '_')}.npz", edit)
+        cases.append(Case("crafted model (valid checksums)", label, ["predict", path, test], (str(path),)))
     return cases
+
+
+def _first_id_far(a, h):
+    ids = a["features._table_ids"].copy()
+    ids[np.flatnonzero(ids >= 0)[0]] = 10**6
+    a["features._table_ids"] = ids
+
+
+#: hostile edits of a saved RB model that keep every checksum valid (issue 23's crafted files)
+CRAFTED = {
+    "a bin id past every column": _first_id_far,
+    "bin ids of -7": lambda a, h: a.update({"features._table_ids": np.where(a["features._table_ids"] >= 0, -7,
+                                                                            a["features._table_ids"])}),
+    "n_grids doubled": lambda a, h: h["params"].update(n_grids=h["params"]["n_grids"] * 2),
+    "the feature map's n_grids changed": lambda a, h: h["scalars"]["features"]["params"].update(n_grids=64),
+    "NaN weights": lambda a, h: a.update({"model.coef_": np.full_like(a["model.coef_"], np.nan)}),
+    "negative sigma": lambda a, h: h["params"].update(sigma=-2.0),
+    "zero bin widths": lambda a, h: a.update({"features.deltas_": np.zeros_like(a["features.deltas_"])}),
+    "infinite offsets": lambda a, h: a.update({"features.offsets_": np.full_like(a["features.offsets_"], np.inf)}),
+    "weights for fewer bins": lambda a, h: a.update({"model.coef_": a["model.coef_"][:-1]}),
+    "a class too many": lambda a, h: a.update({"model.classes_": np.array([-1, 1, 2])}),
+}
+
+
+def _crafted(src: Path, dest: Path, edit) -> Path:
+    """A copy of the model file edited by `edit(arrays, header)` with every checksum recomputed."""
+    import json
+
+    from rbrepro.models import persist
+
+    with np.load(src, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    header = json.loads(str(arrays.pop("__header__")))
+    edit(arrays, header)
+    header["checksums"] = {name: persist._checksum(np.asarray(a)) for name, a in arrays.items()}
+    header["header_sha256"] = persist._header_checksum(header)
+    arrays["__header__"] = np.array(json.dumps(header))
+    with open(dest, "wb") as fh:
+        np.savez(fh, **arrays)
+    return dest
 
 
 def settings_cases(tmp: Path) -> list[Case]:

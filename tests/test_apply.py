@@ -64,3 +64,13 @@ def test_unlabelled_lines_get_their_placeholder_across_block_edges(block):
     reader = _Unlabelled(io.BytesIO(text))
     out = b"".join(iter(lambda: reader.read(block), b""))
     assert out == b"0 1:0.5 3:1\n   0 2:0.25\n\n0 4:1\n"
+
+
+@pytest.mark.parametrize("name", [n for n in models.__all__ if n != "load"])
+def test_every_model_class_saves_and_loads_to_the_same_predictions(name, tmp_path):
+    X, y = load_digits(return_X_y=True)
+    X = X[:400] / 16.0
+    target = y[:400] if name.endswith("Classifier") else X[:, 10]
+    model = getattr(models, name)().fit(X[:300], target[:300])
+    again = models.load(model.save(tmp_path / f"{name}.npz"))
+    np.testing.assert_allclose(np.asarray(again.predict(X[300:]), float), np.asarray(model.predict(X[300:]), float))

@@ -437,3 +437,42 @@ def test_property_csv_with_random_holes_parses_or_names_the_first_hole(tmp_path,
     expected = np.array([[float(f"{v:.6g}") for v in row] for row in rows])
     np.testing.assert_array_equal(parsed.y, expected[:, 0])
     np.testing.assert_array_equal(parsed.X, expected[:, 1:].astype(np.float32))
+
+
+def _crafted(src: Path, dest: Path, edit) -> Path:
+    """Like _rewrite, but a careful forger: every checksum recomputed, so only the content checks stand."""
+    from rbrepro.models import persist
+
+    def forge(arrays, header):
+        edit(arrays, header)
+        header["checksums"] = {name: persist._checksum(np.asarray(a)) for name, a in arrays.items()}
+        header["header_sha256"] = persist._header_checksum(header)
+
+    return _rewrite(src, dest, forge)
+
+
+def _out_of_range_ids(a, h):
+    ids = a["features._table_ids"].copy()
+    ids[np.flatnonzero(ids >= 0)[0]] = 10**6  # a bin id far past every column
+    a["features._table_ids"] = ids
+
+
+@pytest.mark.parametrize("what, edit, needle", [
+    ("out-of-range bin id", _out_of_range_ids, "outside its grid's columns"),
+    ("bin id of -7", lambda a, h: a.update({"features._table_ids": np.where(a["features._table_ids"] >= 0, -7,
+                                                                            a["features._table_ids"])}),
+     "outside its grid's columns"),
+    ("n_grids changed", lambda a, h: h["params"].update(n_grids=h["params"]["n_grids"] * 2), "grids are not"),
+    ("the feature map's n_grids changed", lambda a, h: h["scalars"]["features"]["params"].update(n_grids=64),
+     "grids are not"),
+    ("NaN weights", lambda a, h: a.update({"model.coef_": np.full_like(a["model.coef_"], np.nan)}), "not finite"),
+    ("negative sigma", lambda a, h: h["params"].update(sigma=-2.0), "sigma must be"),
+    ("a bin width of zero", lambda a, h: a.update({"features.deltas_": np.zeros_like(a["features.deltas_"])}),
+     "bin width is not positive"),
+])
+def test_crafted_model_files_with_valid_checksums_are_refused_before_any_kernel_reads_them(model_file, what, edit,
+                                                                                          needle):
+    path = _crafted(model_file / "m.npz", model_file / f"crafted-{what.replace(' ', '_')}.npz", edit)
+    with pytest.raises(ModelFileError, match=needle):
+        load_model(path)
+    one_line_error(rbrepro("predict", path, model_file / "test.txt"), str(path))

@@ -141,6 +141,88 @@ def _check_tables(path: Path, feats) -> None:
         raise ModelFileError(f"{path}: damaged model: a bin lookup table has no empty slot")
 
 
+def _damaged(path: Path, what: str) -> ModelFileError:
+    return ModelFileError(f"{path}: damaged model: {what}")
+
+
+def _check_state(path: Path, model, d: int) -> None:
+    """Every array a kernel will index or multiply is checked before any kernel sees it: a crafted
+    file with valid checksums must be refused, never read out of bounds, loop, or predict NaN."""
+    from rbrepro.features.params import check_sigma
+
+    for name, value in [*vars(model).items(), *vars(getattr(model, "features_", model)).items()]:
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f" and not np.isfinite(value).all():
+            raise _damaged(path, f"{name} holds a value that is not finite")
+    try:
+        check_sigma(model.sigma)
+    except ValueError as exc:
+        raise _damaged(path, str(exc)) from None
+    classes = getattr(model, "classes_", None)
+    coef = getattr(model, "coef_", getattr(model, "dual_coef_", None))
+    if classes is not None and coef is not None and np.ndim(coef) == 2 \
+            and coef.shape[1] != (1 if len(classes) == 2 else len(classes)):
+        raise _damaged(path, f"{coef.shape[1]} weight columns for {len(classes)} classes")
+    feats = getattr(model, "features_", None)
+    if isinstance(feats, RandomBinningFeatures):
+        _check_binning(path, model, feats, d)
+    elif isinstance(feats, RandomFourierFeatures):
+        if feats.omegas_.shape != (d, feats.n_components) or feats.phases_.shape != (feats.n_components,) \
+                or model.coef_.shape[0] != feats.n_components:
+            raise _damaged(path, "its Fourier frequencies, phases and weights do not fit together")
+    elif isinstance(feats, NystromFeatures):
+        m = feats.landmarks_.shape[0]
+        if feats.landmarks_.shape != (m, d) or feats.normalization_.shape[0] != m \
+                or model.coef_.shape[0] != feats.normalization_.shape[1]:
+            raise _damaged(path, "its landmarks, normalization and weights do not fit together")
+    if hasattr(model, "X_fit_") and (model.X_fit_.ndim != 2 or model.X_fit_.shape[1] != d):
+        raise _damaged(path, f"its training rows are not {d} features wide")
+    if hasattr(model, "dual_coef_") and model.dual_coef_.shape[0] != model.X_fit_.shape[0]:
+        raise _damaged(path, "its dual weights do not match its training rows")
+    if isinstance(model, _IndependentBlockRidge):
+        _check_tree(path, model)
+
+
+def _check_binning(path: Path, model, feats, d: int) -> None:
+    R = feats.n_grids
+    if getattr(model, "n_grids", R) != R or model.sigma != feats.sigma:
+        raise _damaged(path, f"its grids are not {getattr(model, 'n_grids', R)} x {d} as its parameters say")
+    cols = np.asarray(feats.column_offsets_)
+    if feats.deltas_.shape != (R, d) or feats.offsets_.shape != (R, d) or feats._inv_deltas.shape != (R, d) \
+            or (feats.deltas_ <= 0).any() or feats._multipliers.shape != (d,) \
+            or feats._zero_terms.shape != (d, R) or feats._zero_keys.shape != (R,):
+        raise _damaged(path, f"its grids are not {R} x {d}, or a bin width is not positive")
+    if cols.shape != (R + 1,) or cols[0] != 0 or (np.diff(cols) < 1).any() or cols[-1] != feats.n_bins_ \
+            or feats.bins_per_grid_.shape != (R,) or (np.diff(cols) != feats.bins_per_grid_).any() \
+            or np.asarray(feats._table_offsets).shape != (R + 1,):
+        raise _damaged(path, "its column offsets do not match its grids and bins")
+    _check_tables(path, feats)
+    ids, offsets = np.asarray(feats._table_ids), np.asarray(feats._table_offsets)
+    grid_of_slot = np.repeat(np.arange(R), np.diff(offsets))
+    used = ids >= 0
+    if (ids < -1).any() or (ids[used] < cols[grid_of_slot[used]]).any() or (ids[used] >= cols[grid_of_slot[used] + 1]).any():
+        raise _damaged(path, "a bin id lies outside its grid's columns")
+    if model.coef_.shape[0] != feats.n_bins_:
+        raise _damaged(path, f"{model.coef_.shape[0]} weights for {feats.n_bins_} bins")
+
+
+def _check_tree(path: Path, model) -> None:
+    """The block model's tree: children after their parent (so routing ends), leaves and rows in range."""
+    children, leaf_of = np.asarray(model.children_), np.asarray(model.leaf_of_node_)
+    n_nodes, n = len(leaf_of), model.X_fit_.shape[0]
+    inner = leaf_of < 0
+    if children.shape != (n_nodes, 2) or model.directions_.shape[0] != n_nodes or len(model.thresholds_) != n_nodes:
+        raise _damaged(path, "its tree arrays do not have one row per node")
+    nodes = np.arange(n_nodes)
+    if ((children[inner] <= nodes[inner, None]) | (children[inner] >= n_nodes)).any():
+        raise _damaged(path, "a node of its tree does not lead to later nodes")
+    leaves = leaf_of[~inner]
+    if (leaf_of >= len(model.leaf_rows_)).any() or len(np.unique(leaves)) != len(model.leaf_rows_):
+        raise _damaged(path, "its tree's leaves do not match its blocks")
+    for rows, coef in zip(model.leaf_rows_, model.leaf_coef_):
+        if len(rows) != len(coef) or (rows < 0).any() or (rows >= n).any():
+            raise _damaged(path, "a block's rows or weights do not match its training rows")
+
+
 def load_model(path: str | Path):
     """Return (model, header, scaler or None) from a file written by save_model.
 
@@ -200,8 +282,6 @@ def _load(path: Path):
         for name in fscalars:
             setattr(feats, name, fstate[name])
         model.features_ = feats
-        if fcls is RandomBinningFeatures:
-            _check_tables(path, feats)
     if issubclass(cls, _IndependentBlockRidge):
         bounds = np.cumsum(arrays["model.leaf_sizes"])[:-1]
         model.leaf_rows_ = np.split(arrays["model.leaf_rows_flat"], bounds)
@@ -209,6 +289,7 @@ def _load(path: Path):
     d = int(header["n_features"])
     if getattr(model, "n_features_in_", d) != d:
         raise ModelFileError(f"{path}: damaged model: it expects {model.n_features_in_} features, its header {d}")
+    _check_state(path, model, d)
     scaler = None
     if "scaler.lo" in arrays:
         lo, inv = arrays["scaler.lo"], arrays["scaler.inv"]
