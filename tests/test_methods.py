@@ -235,3 +235,14 @@ def test_the_exact_kernel_falls_back_to_float64_when_float32_cannot_factor():
     y = X.sum(axis=1)
     model = ExactKernelRegressor(sigma=1.0, lam=0.0).fit(X, y)
     assert np.isfinite(model.predict(X)).all() and model.cg_iterations_ == 0
+
+
+@pytest.mark.parametrize("cls", [ExactKernelRegressor, IndependentBlockRegressor])
+def test_set_params_after_fit_leaves_a_fitted_kernel_models_predictions_alone(cls, regression):
+    X, y, Xt, _ = regression
+    model = cls(sigma=2.0).fit(X, y)
+    before = model.predict(Xt)
+    model.set_params(sigma=-5.0)  # invalid, and different: prediction must use the fitted state
+    np.testing.assert_array_equal(model.predict(Xt), before)
+    with pytest.raises(ValueError, match="sigma"):
+        model.fit(X, y)  # a refit validates the new parameters

@@ -52,12 +52,16 @@ class _KernelRidgeBase(BaseEstimator):
         check_nonnegative("lam", self.lam)
         check_sigma(self.sigma)
         check_kernel(self.kernel)
+        self.fitted_kernel_ = (float(self.sigma), self.kernel)
         self.center_ = bool(self.center)
         self.y_mean_ = Y.mean(axis=0) if self.center_ else np.zeros(Y.shape[1])
         return Y - self.y_mean_
 
     def _kernel(self, A, B) -> np.ndarray:
-        return laplacian_kernel(A, B, self.sigma, kernel=self.kernel)
+        """K(A, B) with the kernel the model was fitted with: set_params after fit must not change what
+        a fitted model predicts (a loaded model has its parameters as saved)."""
+        sigma, kernel = getattr(self, "fitted_kernel_", (self.sigma, self.kernel))
+        return laplacian_kernel(A, B, sigma, kernel=kernel)
 
     def warm_up(self, X) -> None:
         small = as_dense(X[:4])
