@@ -181,3 +181,27 @@ def test_the_column_id_guard_checks_the_real_D_not_N_times_R(monkeypatch):
     monkeypatch.setattr(random_binning.RandomBinningFeatures, "_refuse_if_D_overflows", lambda *a, **k: None)
     with pytest.raises(MemoryError, match=r"D = .* columns after \d+ of 64 grids exceeds"):
         random_binning.RandomBinningFeatures(n_grids=64, sigma=1e4, random_state=0).fit(X)
+
+
+@pytest.mark.parametrize("scale, sigma", [(3e38, 1.0), (1.0, 1e20)])
+def test_bin_indices_past_exact_integers_are_refused_not_wrapped(scale, sigma):
+    """Values near float32's limit, or a sigma of 1e20, would make distant points share a bin."""
+    X = np.array([[0.0, 1.0], [scale, -scale]], dtype=np.float32 if scale > 1e30 else np.float64)
+    with pytest.raises(ValueError, match="past the .* that binning can tell apart"):
+        RandomBinningFeatures(n_grids=4, sigma=sigma, random_state=0).fit(X)
+    fitted = RandomBinningFeatures(n_grids=4, sigma=1.0, random_state=0).fit(np.array([[0.0, 1.0], [1.0, 0.0]]))
+    with pytest.raises(ValueError, match="scale the features"):
+        fitted.transform(np.array([[1e30, 0.0]]))
+
+
+def test_unsummed_duplicate_entries_bin_like_the_summed_matrix_and_the_input_is_left_alone():
+    cols, vals = [0, 0, 1, 2], [0.25, 0.25, 0.5, 0.75]
+    raw = sp.csr_matrix((np.array(vals), np.array(cols), np.array([0, 2, 4])), shape=(2, 3))  # duplicates kept
+    assert not raw.has_canonical_format
+    before = (raw.data.copy(), raw.indices.copy())
+    summed = raw.copy()
+    summed.sum_duplicates()
+    feats = RandomBinningFeatures(n_grids=8, sigma=3.0, random_state=0).fit(summed)
+    np.testing.assert_array_equal(feats.transform(raw).toarray(), feats.transform(summed).toarray())
+    np.testing.assert_array_equal(raw.data, before[0])
+    np.testing.assert_array_equal(raw.indices, before[1])

@@ -23,6 +23,8 @@ from rbrepro.features.reference import mix64
 
 #: where the grids come from: numpy's generator (seeded) or the authors' C++ draws replayed
 DRAWS = ("numpy", "authors")
+#: the largest |bin index| binning accepts: floats are exact integers up to 2^53
+MAX_BIN_INDEX = float(2 ** 52)
 #: column ids are int32: the largest D a fit can have
 ID_LIMIT = int(np.iinfo(np.int32).max)
 #: bytes of key scratch space per batch of grids (keys are computed a batch at a time)
@@ -98,11 +100,24 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     def _check_X(self, X, reset: bool):
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float32, np.float64], order="C", reset=reset)
-        if sp.issparse(X):
-            X.sort_indices()
+        if sp.issparse(X) and not X.has_canonical_format:  # duplicates summed and indices sorted, on a copy:
+            X = X.copy()                                      # a row's bin must not depend on how it is stored
+            X.sum_duplicates()
         return X
 
     # -- keys -------------------------------------------------------------------
+    def _check_bin_range(self, X) -> None:
+        """Bin indices floor((x - u) / delta) are int64: past 2^52 a float can no longer tell neighbouring
+        bins apart, and past 2^63 the cast wraps, so distant points would share a bin. Refuse instead."""
+        values = X.data if sp.issparse(X) else X
+        if values.size == 0:
+            return
+        reach = (float(np.max(np.abs(values))) + float(np.max(self.offsets_))) * float(np.max(self._inv_deltas))
+        if not reach < MAX_BIN_INDEX:
+            raise ValueError(f"feature values up to {float(np.max(np.abs(values))):.3g} with sigma = {self.sigma:g} "
+                             f"give bin indices up to {reach:.3g}, past the {MAX_BIN_INDEX:.3g} that binning can tell "
+                             "apart; scale the features (e.g. to [0, 1]) or lower sigma")
+
     def _keys(self, X, lo: int, hi: int) -> np.ndarray:
         keys = np.empty((hi - lo, X.shape[0]), dtype=np.uint64)
         # feature-major copies of this batch's grid parameters: the kernels' inner loop runs over grids
@@ -158,6 +173,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         kernels.zero_row_terms(np.ascontiguousarray(self.offsets_.T), np.ascontiguousarray(self._inv_deltas.T),
                                self._multipliers, self._zero_terms, self._zero_keys)
 
+        self._check_bin_range(X)
         self._refuse_if_D_overflows(X, n, R)
         ids = np.empty((R, n), dtype=np.int32)
         n_bins = np.empty(R, dtype=np.int64)
@@ -195,6 +211,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         """Compact Z of new rows; bins unseen in training give no entry (id -1)."""
         check_is_fitted(self, "n_bins_")
         X = self._check_X(X, reset=False)
+        self._check_bin_range(X)
         R = int(self.n_grids)
         ids = np.empty((R, X.shape[0]), dtype=np.int32)
         for lo, hi in _grid_batches(R, X.shape[0]):
