@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 MIRROR ?= $(abspath ../shared/data/libsvm)
 DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 
-.PHONY: theory report install demo test soak battery bench-authors bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
+.PHONY: bench-roofline theory report install demo test soak battery bench-authors bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
 
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
@@ -134,6 +134,10 @@ bench-growth: $(STAMP)
 # needs g++, libopenblas-dev and gfortran. Skips with a message without AUTHORS.
 bench-authors: $(STAMP)
 	$(DATA_ENV) RBREPRO_AUTHORS_CHECKOUT="$(AUTHORS)" $(BIN)/python -m bench.authors
+
+# RB's CG against the machine's memory bandwidth (a STREAM-like triad) in one process (issue 25).
+bench-roofline: $(STAMP)
+	$(DATA_ENV) $(BIN)/python -m bench.roofline
 
 bench-layout: $(STAMP)
 	$(DATA_ENV) $(BIN)/python -m bench.rb_layout
