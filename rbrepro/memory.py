@@ -14,13 +14,14 @@ import threading
 import time
 from pathlib import Path
 
+from rbrepro.errors import InvalidParameter, RbreproError
 from rbrepro.settings import env_setting
 
 DEFAULT_SHARE = 0.6
 GB = 1024**3
 
 
-class MemoryLimitError(MemoryError):
+class MemoryLimitError(RbreproError, MemoryError):
     """A method's memory estimate exceeds the limit; nothing was allocated."""
 
 
@@ -42,7 +43,7 @@ def memory_limit_bytes(limit_gb: float | None = None) -> int:
         limit_gb = env_number("RBREPRO_MEMORY_LIMIT_GB")
     if limit_gb is not None:
         if not (limit_gb > 0 and limit_gb != float("inf")):
-            raise ValueError(f"memory limit must be a positive number of GB, got {limit_gb}")
+            raise InvalidParameter(f"memory limit must be a positive number of GB, got {limit_gb}")
         return int(limit_gb * GB)
     return int(DEFAULT_SHARE * physical_memory_bytes())
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import os
 
+from rbrepro.errors import InvalidParameter
+
 
 def env_setting(name: str, default: float | None, low: float, high: float, unit: str,
                 low_open: bool = False) -> float | None:
@@ -22,5 +24,5 @@ def env_setting(name: str, default: float | None, low: float, high: float, unit:
     above_low = value > low if low_open else value >= low
     if not (above_low and value <= high):  # also refuses nan
         bound = f"above {low:g}" if low_open else f"from {low:g}"
-        raise ValueError(f"environment variable {name}={text!r}: expected {unit} {bound} to {high:g}")
+        raise InvalidParameter(f"environment variable {name}={text!r}: expected {unit} {bound} to {high:g}")
     return value

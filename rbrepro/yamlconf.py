@@ -12,13 +12,15 @@ import re
 
 import yaml
 
+from rbrepro.errors import RbreproError
+
 #: scientific notation YAML 1.1 leaves as a string: 1e-3, 5E+2, -2e4
 _NUMBER_LIKE = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+")
 
 NODE_BUDGET = 100_000
 
 
-class ConfigError(ValueError):
+class ConfigError(RbreproError, ValueError):
     """An invalid config; the message is one line naming file, line and key path."""
 
 

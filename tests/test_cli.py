@@ -193,3 +193,23 @@ def test_an_exact_kernel_too_big_is_refused_with_one_line(http_mirror, env):
     assert proc.returncode == 2
     assert "the exact kernel on N = 1000 rows needs about 0.0 GB, more than the memory limit of 0.0 GB" in proc.stderr
     assert "Traceback" not in proc.stderr and proc.stderr.strip().splitlines()[-1].startswith("rbrepro: error:")
+
+
+def test_only_the_users_errors_become_one_line_a_bug_keeps_its_traceback():
+    import errno
+
+    from rbrepro.cli.common import _expected_message
+    from rbrepro.errors import InvalidParameter, MissingData, RbreproError, UnknownName
+
+    assert _expected_message(InvalidParameter("sigma must be positive")) == "sigma must be positive"
+    assert _expected_message(UnknownName("unknown dataset 'x'")) == "unknown dataset 'x'"  # not KeyError's quotes
+    assert _expected_message(MissingData("runs/x: no results")) == "runs/x: no results"
+    assert issubclass(InvalidParameter, ValueError) and issubclass(MissingData, FileNotFoundError)
+    full = OSError(errno.ENOSPC, "No space left on device", "runs/x/results.csv")
+    assert _expected_message(full).startswith("runs/x/results.csv: No space left on device")
+    for bug in (ValueError("a library bug"), KeyError("k"), ZeroDivisionError(), OSError("no file named")):
+        assert _expected_message(bug) is None, bug  # the traceback is shown
+    from rbrepro.data.files import ParseError
+    from rbrepro.memory import MemoryLimitError
+    from rbrepro.yamlconf import ConfigError
+    assert all(issubclass(k, RbreproError) for k in (ParseError, MemoryLimitError, ConfigError))

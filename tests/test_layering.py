@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "rbrepro"
 
 #: lowest first; a module may import its own layer and the layers below
 LAYERS = [
-    {"rbrepro", "rbrepro.settings", "rbrepro.memory", "rbrepro.provenance", "rbrepro.yamlconf", "rbrepro.metrics"},
+    {"rbrepro", "rbrepro.errors", "rbrepro.settings", "rbrepro.memory", "rbrepro.provenance", "rbrepro.yamlconf", "rbrepro.metrics"},
     {"rbrepro.data"},
     {"rbrepro.features", "rbrepro.solvers"},
     {"rbrepro.models"},

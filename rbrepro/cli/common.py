@@ -115,24 +115,15 @@ def _check_lam(value):
 
 
 def _expected_message(exc: BaseException) -> str | None:
-    """The one-line message of an error the library raises on purpose, or None for a bug."""
-    from rbrepro.data.fetch import FetchError
-    from rbrepro.data.libsvm import ParseError
-    from rbrepro.data.load import ContentError
-    from rbrepro.models.persist import ModelFileError
-    from rbrepro.sweep.backends import NoWorkers
-    from rbrepro.sweep.config import ConfigError
-    from rbrepro.sweep.store import FolderOfAnotherSweep, SweepLocked
+    """The one-line message of an error about the user's input, files, settings or machine
+    (rbrepro.errors.RbreproError, or an OSError naming a file: a full disk, a read-only folder),
+    or None for anything else: a bug, which keeps its traceback."""
+    from rbrepro.errors import RbreproError
 
-    if isinstance(exc, (ModelFileError, ConfigError, ContentError, FetchError, ParseError, SweepLocked, NoWorkers,
-                        FolderOfAnotherSweep,
-                        FileNotFoundError, ValueError, MemoryError)):
+    if isinstance(exc, RbreproError):
         return str(exc)
-    if isinstance(exc, KeyError):
-        return exc.args[0] if exc.args else str(exc)
-    if isinstance(exc, OSError):  # full disk, read-only folder, permissions: say which file and why
-        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        return f"{where}{exc.strerror or exc} (nothing written so far was lost: every write is atomic)"
+    if isinstance(exc, OSError) and getattr(exc, "filename", None):
+        return f"{exc.filename}: {exc.strerror or exc} (nothing written so far was lost: every write is atomic)"
     return None
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rbrepro.data.files import DecompressionLimitError, open_text
 from rbrepro.data.inputs import open_regular
+from rbrepro.errors import RbreproError
 
 SNIFF_BYTES = 1 << 16
 MAGIC = {".bz2": b"BZh", ".xz": b"\xfd7zXZ\x00", ".gz": b"\x1f\x8b"}
@@ -24,7 +25,7 @@ _LIBSVM_LINE = re.compile(rb"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?(\s+(qid:\
 _MARKUP = (b"<!doctype", b"<html", b"<head", b"<body", b"<?xml", b"<!--", b"<script", b"{")
 
 
-class ContentCheckError(ValueError):
+class ContentCheckError(RbreproError, ValueError):
     """The bytes are not the data file they should be; the message says what they look like."""
 
 

@@ -12,6 +12,7 @@ import lzma
 from pathlib import Path
 
 from rbrepro.data.inputs import open_regular
+from rbrepro.errors import RbreproError
 
 CHUNK = 1 << 20
 DECOMPRESSED_PER_MEMORY = 4  # default cap on a compressed file's text: this many times the memory limit
@@ -19,7 +20,7 @@ _DECOMPRESSORS = {".bz2": lambda fh: bz2.BZ2File(fh, "rb"), ".xz": lambda fh: lz
                   ".gz": lambda fh: gzip.GzipFile(fileobj=fh, mode="rb")}
 
 
-class ParseError(ValueError):
+class ParseError(RbreproError, ValueError):
     """A data file that cannot be read as its format; the message names the file."""
 
 

@@ -16,12 +16,14 @@ import os
 import re
 import stat
 
+from rbrepro.errors import RbreproError
+
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
 _PASSWORD = re.compile(r"(://[^/@\s:'\"]*):[^/@\s'\"]*@")
 
 
-class InputFileError(ValueError):
+class InputFileError(RbreproError, ValueError):
     """A path that cannot be read as a data file (not a regular file, a symlink loop); names the path."""
 
 

@@ -23,6 +23,7 @@ from rbrepro.data.fetch import (
 )
 from rbrepro.data.inputs import redact
 from rbrepro.data.registry import DataFile, DatasetSpec, get_spec
+from rbrepro.errors import InvalidParameter, MissingData, RbreproError
 
 TRAIN_SHARE = 0.8
 
@@ -37,7 +38,7 @@ def _startup_folder() -> Path:
 STARTUP_FOLDER = _startup_folder()
 
 
-class ContentError(ValueError):
+class ContentError(RbreproError, ValueError):
     """Parsed data that does not match what the registry or the manifest promises."""
 
 
@@ -264,7 +265,7 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
     file has it).
     """
     if scaling not in SCALINGS:
-        raise ValueError(f"scaling {scaling!r} is not available; choose from {', '.join(SCALINGS)}")
+        raise InvalidParameter(f"scaling {scaling!r} is not available; choose from {', '.join(SCALINGS)}")
     root = data_dir(data_path)
     spec = resolve_spec(name, root, user_datasets(datasets_file))
     if spec.source.startswith("sklearn:"):
@@ -272,7 +273,7 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
     else:
         missing = [f for f in spec.files if not (root / "raw" / f.path).exists()]
         if missing and not fetch:
-            raise FileNotFoundError(f"{spec.name}: {missing[0].path} is not in {root / 'raw'}; "
+            raise MissingData(f"{spec.name}: {missing[0].path} is not in {root / 'raw'}; "
                                     f"run `rbrepro fetch {spec.name}`")
         if _needs_fetch(spec, root):
             fetch_dataset(spec, root, default_mirror(mirror), progress=progress)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rbrepro.errors import UnknownName
+
 SITE_BASE = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets"
 TASKS = ("regression", "binary", "multiclass")
 
@@ -114,5 +116,5 @@ def get_spec(name: str, extra: dict[str, DatasetSpec] | None = None) -> DatasetS
         return REGISTRY[name]
     except KeyError:
         known = ", ".join(sorted({*REGISTRY, *(extra or {})}))
-        raise KeyError(f"unknown dataset {name!r}; known datasets: {known} (or give a path to a LIBSVM/CSV "
+        raise UnknownName(f"unknown dataset {name!r}; known datasets: {known} (or give a path to a LIBSVM/CSV "
                        "file, or register your own with a datasets YAML file)") from None

@@ -18,6 +18,7 @@ import urllib3
 from rbrepro.data.atomic import write_text_atomic
 from rbrepro.data.files import CHUNK
 from rbrepro.data.inputs import InputFileError, open_regular, redact
+from rbrepro.errors import RbreproError
 from rbrepro.settings import env_setting
 
 RETRIES = 4
@@ -52,7 +53,7 @@ def read_timeout_s() -> float:
     """Seconds a stalled transfer waits: $RBREPRO_FETCH_TIMEOUT (checked, named in any error) or 60."""
     return Limits.from_env().timeout_s
 
-class FetchError(RuntimeError):
+class FetchError(RbreproError, RuntimeError):
     """A file could not be fetched or verified; the message names file and source (any URL's
     password shown as ***)."""
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from rbrepro.data.atomic import write_text_atomic
 from rbrepro.data.inputs import InputFileError, open_regular, redact, regular_stat
 from rbrepro.data.registry import REGISTRY, TASKS, DataFile, DatasetSpec
+from rbrepro.errors import MissingData
 from rbrepro.yamlconf import ConfigError, Reader, compose
 
 FORMATS = ("libsvm", "csv")
@@ -85,7 +86,7 @@ def spec_from_path(path: str, test: str | None = None) -> DatasetSpec:
         try:
             regular_stat(Path(path).expanduser())  # a FIFO, device, socket or loop is refused before any open
         except FileNotFoundError:
-            raise FileNotFoundError(f"{path}: no such file") from None
+            raise MissingData(f"{path}: no such file") from None
     stem = _basename(loc)
     for suffix in (".bz2", ".xz", ".gz", ".csv", ".txt", ".libsvm", ".svm"):
         stem = stem.removesuffix(suffix)
@@ -157,7 +158,7 @@ def with_supplied_files(spec: DatasetSpec, root: Path) -> DatasetSpec:
 
     record = supplied_record(root, spec.name)
     if not record.exists():
-        raise FileNotFoundError(spec.note)
+        raise MissingData(spec.note)
     files = json.loads(record.read_text())
     make = lambda f: DataFile(path=f["path"], url=f["url"], format=f.get("format", "libsvm"))  # noqa: E731
     return replace(spec, train=make(files["train"]), test=make(files["test"]) if "test" in files else None)

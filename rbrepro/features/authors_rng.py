@@ -32,6 +32,7 @@ import math
 
 import numpy as np
 
+from rbrepro.errors import InvalidParameter
 from rbrepro.features import _authors_rng_kernels as _k
 
 MINSTD_MODULUS = 2147483647  # 2^31 - 1, shared by minstd_rand0 and glibc's seeding
@@ -174,7 +175,7 @@ class GammaDistribution:
 
     def __init__(self, alpha: float = GAMMA_ALPHA, beta: float = 1.0):
         if not alpha >= 1.0:
-            raise ValueError("only alpha >= 1 is implemented (the authors use alpha = 2)")
+            raise InvalidParameter("only alpha >= 1 is implemented (the authors use alpha = 2)")
         self.alpha = float(alpha)
         self.beta = float(beta)
         self.a1 = self.alpha - 1.0 / 3.0
@@ -199,14 +200,14 @@ class GammaDistribution:
 
 def _check_count(name: str, n: int) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {n!r}")
+        raise InvalidParameter(f"{name} must be a non-negative integer, got {n!r}")
     return int(n)
 
 
 def _check_sigma(sigma: float) -> float:
     sigma = float(sigma)
     if not (math.isfinite(sigma) and sigma > 0.0):
-        raise ValueError(f"sigma must be positive and finite, got {sigma!r}")
+        raise InvalidParameter(f"sigma must be positive and finite, got {sigma!r}")
     return sigma
 
 

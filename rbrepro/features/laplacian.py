@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from rbrepro.errors import InvalidParameter
 from rbrepro.features._laplacian_kernels import euclidean_laplacian_matrix, laplacian_matrix
 
 BLOCK_ROWS = 4096
@@ -18,7 +19,7 @@ _MATRIX = {"l1": laplacian_matrix, "euclidean": euclidean_laplacian_matrix}
 
 def check_kernel(kernel) -> str:
     if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+        raise InvalidParameter(f"kernel must be one of {KERNELS}, got {kernel!r}")
     return kernel
 
 

@@ -4,21 +4,23 @@ import numbers
 
 import numpy as np
 
+from rbrepro.errors import InvalidParameter
+
 
 def check_count(name: str, value) -> None:
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        raise InvalidParameter(f"{name} must be a positive integer, got {value!r}")
 
 
 def check_sigma(value) -> None:
     if not isinstance(value, numbers.Real) or isinstance(value, bool) or not np.isfinite(value) or value <= 0:
-        raise ValueError(f"sigma must be a positive finite number, got {value!r}")
+        raise InvalidParameter(f"sigma must be a positive finite number, got {value!r}")
 
 
 def check_nonnegative(name: str, value) -> None:
     """A finite real number >= 0 (ridge lambda, the L1 weight)."""
     if not isinstance(value, numbers.Real) or isinstance(value, bool) or not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        raise InvalidParameter(f"{name} must be a finite number >= 0, got {value!r}")
 
 
 def seed_of(random_state):

@@ -15,11 +15,13 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rbrepro.errors import InvalidParameter
 from rbrepro.features import _binning_kernels as kernels
 from rbrepro.features.authors_rng import authors_grids
 from rbrepro.features.binned_matrix import BinnedMatrix
 from rbrepro.features.params import check_count, check_sigma, seed_of
 from rbrepro.features.reference import mix64
+from rbrepro.memory import MemoryLimitError
 
 #: where the grids come from: numpy's generator (seeded) or the authors' C++ draws replayed
 DRAWS = ("numpy", "authors")
@@ -91,7 +93,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         check_count("n_grids (R)", self.n_grids)
         check_sigma(self.sigma)
         if self.draws not in DRAWS:
-            raise ValueError(f"draws must be one of {', '.join(DRAWS)}, got {self.draws!r}")
+            raise InvalidParameter(f"draws must be one of {', '.join(DRAWS)}, got {self.draws!r}")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -114,7 +116,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             return
         reach = (float(np.max(np.abs(values))) + float(np.max(self.offsets_))) * float(np.max(self._inv_deltas))
         if not reach < MAX_BIN_INDEX:
-            raise ValueError(f"feature values up to {float(np.max(np.abs(values))):.3g} with sigma = {self.sigma:g} "
+            raise InvalidParameter(f"feature values up to {float(np.max(np.abs(values))):.3g} with sigma = {self.sigma:g} "
                              f"give bin indices up to {reach:.3g}, past the {MAX_BIN_INDEX:.3g} that binning can tell "
                              "apart; scale the features (e.g. to [0, 1]) or lower sigma")
 
@@ -155,7 +157,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         keys = self._keys(X, 0, k)
         mean_bins = float(np.mean([len(np.unique(keys[g])) for g in range(k)]))
         if mean_bins * R > limit:
-            raise MemoryError(f"D is about {mean_bins * R:,.0f} columns (R = {R} grids of about {mean_bins:,.0f} "
+            raise MemoryLimitError(f"D is about {mean_bins * R:,.0f} columns (R = {R} grids of about {mean_bins:,.0f} "
                               f"bins each, from the first {k}), past the int32 column-id range ({limit:,}); "
                               "lower R or sigma")
 
@@ -186,7 +188,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                                    numba.get_num_threads())
             col_offsets[lo + 1:hi + 1] = col_offsets[lo] + np.cumsum(n_bins[lo:hi])
             if col_offsets[hi] > ID_LIMIT:  # the real D, not N R, must fit int32 ids
-                raise MemoryError(f"D = {col_offsets[hi]:,} columns after {hi} of {R} grids exceeds the int32 "
+                raise MemoryLimitError(f"D = {col_offsets[hi]:,} columns after {hi} of {R} grids exceeds the int32 "
                                   f"column-id range ({ID_LIMIT:,}); lower R or sigma")
             kernels.add_grid_offsets(ids[lo:hi], lo, col_offsets)
             uniq_parts.extend(keys[k, : n_bins[lo + k]].copy() for k in range(hi - lo))

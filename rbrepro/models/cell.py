@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 
 from rbrepro import metrics
 from rbrepro.data.load import SCALINGS, Dataset, validation_split
+from rbrepro.errors import InvalidParameter
 from rbrepro.features.laplacian import KERNELS
 from rbrepro.memory import PeakMemory
 from rbrepro.models import targets
@@ -67,43 +68,43 @@ class CellParams:
 
     def validate(self) -> "CellParams":
         if self.method not in METHODS:
-            raise ValueError(f"method {self.method!r} is not available; choose from {', '.join(METHODS)}")
+            raise InvalidParameter(f"method {self.method!r} is not available; choose from {', '.join(METHODS)}")
         if self.solver not in SOLVERS:
-            raise ValueError(f"solver {self.solver!r} is not available; choose from {', '.join(SOLVERS)}")
+            raise InvalidParameter(f"solver {self.solver!r} is not available; choose from {', '.join(SOLVERS)}")
         if self.method in ("block", "exact") and self.solver not in ("default",):
-            raise ValueError(f"{self.method} solves its kernel systems by Cholesky; --solver must be 'default'")
+            raise InvalidParameter(f"{self.method} solves its kernel systems by Cholesky; --solver must be 'default'")
         if self.solver == "rcd" and self.method not in ("rb", "rf"):
-            raise ValueError("the rcd solver runs on rb or rf features")
+            raise InvalidParameter("the rcd solver runs on rb or rf features")
         if self.kernel not in KERNELS:
-            raise ValueError(f"kernel {self.kernel!r} is not available; choose from {', '.join(KERNELS)}")
+            raise InvalidParameter(f"kernel {self.kernel!r} is not available; choose from {', '.join(KERNELS)}")
         if self.kernel != "l1" and (self.method == "rb" or self.solver == "rcd"):
-            raise ValueError(f"Random Binning approximates the L1 kernel only; kernel {self.kernel!r} needs method "
+            raise InvalidParameter(f"Random Binning approximates the L1 kernel only; kernel {self.kernel!r} needs method "
                              "rf, nystrom, block or exact (and a ridge solver)")
         if not (self.sigma > 0) or not np.isfinite(self.sigma):
-            raise ValueError(f"sigma must be a positive finite number, got {self.sigma}")
+            raise InvalidParameter(f"sigma must be a positive finite number, got {self.sigma}")
         if self.R < 1 and self.method != "exact":
-            raise ValueError(f"R must be >= 1, got {self.R}")
+            raise InvalidParameter(f"R must be >= 1, got {self.R}")
         if not (self.lam >= 0 and np.isfinite(self.lam)):
-            raise ValueError(f"lam must be a finite number >= 0, got {self.lam}")
+            raise InvalidParameter(f"lam must be a finite number >= 0, got {self.lam}")
         if self.maxit < 0 or not (self.tol > 0):
-            raise ValueError(f"maxit must be >= 0 and tol > 0, got maxit={self.maxit}, tol={self.tol}")
+            raise InvalidParameter(f"maxit must be >= 0 and tol > 0, got maxit={self.maxit}, tol={self.tol}")
         if self.threads < 0:
-            raise ValueError(f"threads must be >= 0, got {self.threads}")
+            raise InvalidParameter(f"threads must be >= 0, got {self.threads}")
         if self.evaluate_on not in ("test", "validation"):
-            raise ValueError(f"evaluate_on must be 'test' or 'validation', got {self.evaluate_on!r}")
+            raise InvalidParameter(f"evaluate_on must be 'test' or 'validation', got {self.evaluate_on!r}")
         if self.scaling not in SCALINGS:
-            raise ValueError(f"scaling {self.scaling!r} is not available; choose from {', '.join(SCALINGS)}")
+            raise InvalidParameter(f"scaling {self.scaling!r} is not available; choose from {', '.join(SCALINGS)}")
         if self.rng not in RNGS:
-            raise ValueError(f"rng {self.rng!r} is not available; choose from {', '.join(RNGS)}")
+            raise InvalidParameter(f"rng {self.rng!r} is not available; choose from {', '.join(RNGS)}")
         if self.rng == "authors" and self.method != "rb":
-            raise ValueError("rng 'authors' replays the authors' Random Binning draws; it needs method rb")
+            raise InvalidParameter("rng 'authors' replays the authors' Random Binning draws; it needs method rb")
         if self.scoring not in SCORINGS:
-            raise ValueError(f"scoring {self.scoring!r} is not available; choose from {', '.join(SCORINGS)}")
+            raise InvalidParameter(f"scoring {self.scoring!r} is not available; choose from {', '.join(SCORINGS)}")
         if self.solver == "rcd" and (self.scoring != "standard" or self.rng != "numpy"):
-            raise ValueError("rng and scoring 'authors' replay the authors' ridge drivers; rcd cells use numpy draws "
+            raise InvalidParameter("rng and scoring 'authors' replay the authors' ridge drivers; rcd cells use numpy draws "
                              "and the standard scoring")
         if self.loss not in LOSSES or self.variant not in VARIANTS or self.epochs < 0:
-            raise ValueError(f"rcd needs loss in {LOSSES}, variant in {VARIANTS}, epochs >= 0")
+            raise InvalidParameter(f"rcd needs loss in {LOSSES}, variant in {VARIANTS}, epochs >= 0")
         return self
 
 

@@ -18,6 +18,7 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from rbrepro.errors import InvalidParameter
 from rbrepro.features.nystrom import NystromFeatures
 from rbrepro.features.params import check_nonnegative
 from rbrepro.features.random_binning import RandomBinningFeatures
@@ -98,12 +99,12 @@ class _FeatureRidge(BaseEstimator):
 
     def _check_params(self):
         if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+            raise InvalidParameter(f"solver must be one of {SOLVERS}, got {self.solver!r}")
         check_nonnegative("lam", self.lam)
         if not (isinstance(self.maxit, (int, np.integer)) and self.maxit >= 0):
-            raise ValueError(f"maxit must be an integer >= 0, got {self.maxit!r}")
+            raise InvalidParameter(f"maxit must be an integer >= 0, got {self.maxit!r}")
         if not (isinstance(self.tol, (int, float, np.number)) and self.tol > 0):
-            raise ValueError(f"tol must be a number > 0, got {self.tol!r}")
+            raise InvalidParameter(f"tol must be a number > 0, got {self.tol!r}")
 
     def fit(self, X, y):
         """Featurize X, then solve (Z^T Z + lam I) W = Z^T (Y - y_mean) with the chosen solver."""

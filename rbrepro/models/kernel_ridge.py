@@ -27,6 +27,7 @@ import scipy.linalg
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from rbrepro.errors import InvalidParameter
 from rbrepro.features.laplacian import as_dense, check_kernel, laplacian_kernel
 from rbrepro.features.params import check_nonnegative, check_sigma, seed_of
 from rbrepro.memory import check_memory
@@ -197,7 +198,7 @@ class _IndependentBlockRidge(_KernelRidgeBase):
         X, Y = self._validate_fit(X, y)
         if not isinstance(self.leaf_size, numbers.Integral) or isinstance(self.leaf_size, bool) \
                 or self.leaf_size < 1:
-            raise ValueError(f"leaf_size must be a positive integer, got {self.leaf_size!r}")
+            raise InvalidParameter(f"leaf_size must be a positive integer, got {self.leaf_size!r}")
         Yc = self._center(Y)
         n, d = X.shape
         r = min(2 * self.leaf_size - 1, n)  # the largest leaf RLCM's rule allows

@@ -11,6 +11,7 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from rbrepro.errors import InvalidParameter
 from rbrepro.features.params import check_nonnegative, seed_of
 from rbrepro.features.random_binning import RandomBinningFeatures
 from rbrepro.features.random_fourier import RandomFourierFeatures
@@ -40,16 +41,16 @@ class _L1FeatureModel(BaseEstimator):
 
     def _check_params(self):
         if self.method not in METHODS:
-            raise ValueError(f"RCD runs on RB or RF features; method must be one of {METHODS}, got {self.method!r}")
+            raise InvalidParameter(f"RCD runs on RB or RF features; method must be one of {METHODS}, got {self.method!r}")
         if self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+            raise InvalidParameter(f"loss must be one of {LOSSES}, got {self.loss!r}")
         if self.variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
+            raise InvalidParameter(f"variant must be one of {VARIANTS}, got {self.variant!r}")
         check_nonnegative("l1", self.l1)
         for name in ("epochs", "threads"):
             value = getattr(self, name)
             if not isinstance(value, (int, np.integer)) or value < (0 if name == "epochs" else 1):
-                raise ValueError(f"{name} must be a {'non-negative' if name == 'epochs' else 'positive'} integer, "
+                raise InvalidParameter(f"{name} must be a {'non-negative' if name == 'epochs' else 'positive'} integer, "
                                  f"got {value!r}")
 
     def fit(self, X, y):

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from rbrepro.data.atomic import atomic_path
 from rbrepro.data.load import MinMaxScaler
+from rbrepro.errors import RbreproError
 from rbrepro.features.nystrom import NystromFeatures
 from rbrepro.features.random_binning import RandomBinningFeatures
 from rbrepro.features.random_fourier import RandomFourierFeatures
@@ -55,7 +56,7 @@ _MODEL_STATE = {
 _CLASSES = {c.__name__: c for c in [*_MODEL_STATE, *_FEATURE_STATE]}
 
 
-class ModelFileError(ValueError):
+class ModelFileError(RbreproError, ValueError):
     """A model file that is not an rbrepro model or does not fit the data given."""
 
 

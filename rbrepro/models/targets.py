@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from rbrepro.errors import InvalidParameter
+
 #: How one-vs-all columns map to labels: "sorted" (column k is the k-th distinct label) or
 #: "authors" (column k is the label k, k = 0 ... C-1, as the authors' ConvertYtrain assumed; a
 #: label outside 0 ... C-1, such as letter's 26, is -1 in every column and is never predicted).
@@ -16,7 +18,7 @@ def encode(y: np.ndarray, task: str, layout: str = "sorted"):
         return np.asarray(y, dtype=np.float64).reshape(-1, 1), None
     classes = np.unique(y)
     if len(classes) < 2:
-        raise ValueError(f"classification needs at least two classes in y, got 1 class: {classes.tolist()}")
+        raise InvalidParameter(f"classification needs at least two classes in y, got 1 class: {classes.tolist()}")
     if len(classes) == 2:
         return np.where(y == classes[1], 1.0, -1.0).reshape(-1, 1), classes
     if layout == "authors":

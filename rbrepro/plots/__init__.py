@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from rbrepro.errors import InvalidParameter, MissingData
 from rbrepro.plots.fig3 import plot_fig3
 from rbrepro.plots.fig4 import plot_fig4
 from rbrepro.plots.fig5 import plot_fig5
@@ -20,17 +21,17 @@ def load_results(path: str | Path) -> tuple[pd.DataFrame, dict | None]:
     path = Path(path)
     csv = path / "results.csv" if path.is_dir() else path
     if not csv.exists():
-        raise FileNotFoundError(f"{csv}: no results CSV here; run `rbrepro sweep CONFIG` first")
+        raise MissingData(f"{csv}: no results CSV here; run `rbrepro sweep CONFIG` first")
     try:
         frame = pd.read_csv(csv)
     except pd.errors.EmptyDataError:
         frame = pd.DataFrame()
     if frame.empty:
-        raise ValueError(f"{csv}: the results CSV has no rows")
+        raise InvalidParameter(f"{csv}: the results CSV has no rows")
     required = {"dataset", "method", "sigma", "R", "seed", "metric", "train_metric", "test_metric", "train_s", "D"}
     lacking = sorted(required - set(frame.columns))
     if lacking and not ("status" in frame and (frame["status"] != "ok").all()):
-        raise ValueError(f"{csv}: missing columns {', '.join(lacking)}; is this an rbrepro results CSV?")
+        raise InvalidParameter(f"{csv}: missing columns {', '.join(lacking)}; is this an rbrepro results CSV?")
     resolved = csv.parent / "config.resolved.yaml"
     config = yaml.safe_load(resolved.read_text()) if resolved.exists() else None
     return frame, config
@@ -48,13 +49,13 @@ def swept_for(frame: pd.DataFrame, config: dict | None) -> str | None:
 def make_figure(figure: str, results: str | Path, out_base: str | Path) -> list[Path]:
     """Draw `figure` from a results CSV swept for it (anything else is refused in one line)."""
     if figure not in FIGURES:
-        raise ValueError(f"unknown figure {figure!r}; available: {', '.join(FIGURES)}")
+        raise InvalidParameter(f"unknown figure {figure!r}; available: {', '.join(FIGURES)}")
     frame, config = load_results(results)
     made_for = swept_for(frame, config)
     if made_for != figure:
         what = f"a sweep for {made_for}" if made_for and made_for != "none" else "a sweep made for no figure"
         name = f" ({config['name']})" if config and config.get("name") else ""
-        raise ValueError(f"{results}: these results are {what}{name}, not for {figure}; plot them as "
+        raise InvalidParameter(f"{results}: these results are {what}{name}, not for {figure}; plot them as "
                          f"{made_for}" if made_for in FIGURES else
                          f"{results}: these results are {what}{name}, not for {figure}; sweep a {figure} config")
     config = dict(config or {})

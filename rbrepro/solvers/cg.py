@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rbrepro.errors import InvalidParameter
 from rbrepro.solvers._cg_kernels import direction, step
 from rbrepro.solvers.operator import as_operator
 
@@ -55,9 +56,9 @@ def ridge_cg(Z, Y: np.ndarray, lam: float, maxit: int = MAXIT, tol: float = TOL,
     jacobi=True preconditions with diag(Z^T Z) + lam (PCG); the stopping rule stays the
     true relative residual ||r|| / ||Z^T y||, so iteration counts compare directly."""
     if lam < 0:
-        raise ValueError(f"lam must be >= 0, got {lam}")
+        raise InvalidParameter(f"lam must be >= 0, got {lam}")
     if maxit < 0:
-        raise ValueError(f"maxit must be >= 0, got {maxit}")
+        raise InvalidParameter(f"maxit must be >= 0, got {maxit}")
     Z = as_operator(Z)
     Y2 = np.asarray(Y, dtype=np.float64).reshape(Z.shape[0], -1)
     B = Z.rmatvec(Y2)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
+from rbrepro.errors import InvalidParameter
 from rbrepro.solvers import _rcd_kernels as k
 
 VARIANTS = ("async", "sync")
@@ -58,7 +59,7 @@ class _Columns:
         if binned:
             ids, offsets, value = Z.one_value_columns()
             if (ids < 0).any():
-                raise ValueError("RCD needs the training Z (no unseen-bin entries)")
+                raise InvalidParameter("RCD needs the training Z (no unseen-bin entries)")
             self.binned = True
             self.n_rows, self.n_cols = Z.shape
             self.col_ptr = np.empty(int(offsets[-1]) + 1, np.int64)
@@ -104,15 +105,15 @@ def l1_rcd(Z, y: np.ndarray, lam: float, loss: str = "squared_hinge", epochs: in
            columns: _Columns | None = None) -> RCDResult:
     """Run RCD for `epochs` passes (or until the objective reaches `target`)."""
     if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+        raise InvalidParameter(f"loss must be one of {LOSSES}, got {loss!r}")
     if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        raise InvalidParameter(f"variant must be one of {VARIANTS}, got {variant!r}")
     if not lam >= 0 or epochs < 0 or threads < 1:
-        raise ValueError(f"need lam >= 0, epochs >= 0, threads >= 1; got {lam}, {epochs}, {threads}")
+        raise InvalidParameter(f"need lam >= 0, epochs >= 0, threads >= 1; got {lam}, {epochs}, {threads}")
     cols = columns or prepare(Z)
     y = np.ascontiguousarray(y, dtype=np.float64)
     if y.shape[0] != cols.n_rows:
-        raise ValueError(f"y has {y.shape[0]} rows, Z has {cols.n_rows}")
+        raise InvalidParameter(f"y has {y.shape[0]} rows, Z has {cols.n_rows}")
     code = k.LOSSES[loss]
     w = np.zeros(cols.n_cols) if w0 is None else np.array(w0, dtype=np.float64)
     yhat = np.ascontiguousarray(cols.predict(w), dtype=np.float64) if w0 is not None else np.zeros(cols.n_rows)

@@ -9,6 +9,7 @@ import multiprocessing
 import os
 from typing import Callable
 
+from rbrepro.errors import RbreproError
 from rbrepro.memory import memory_limit_bytes
 from rbrepro.models.cell import CellParams
 from rbrepro.sweep.worker import run_cell_task, worker_died_row, worker_init
@@ -125,7 +126,7 @@ class LocalBackend:
                                   f"({attempts[key]}/{WORKER_RETRIES})")
                     queue.insert(0, (key, args))
 
-class NoWorkers(RuntimeError):
+class NoWorkers(RbreproError, RuntimeError):
     """No dask worker joined the scheduler in time."""
 
 DASK_TOPIC = "rbrepro-cell-start"

@@ -28,6 +28,7 @@ from typing import Callable, Iterable
 import pandas as pd
 
 from rbrepro.data.atomic import atomic_path, write_text_atomic
+from rbrepro.errors import RbreproError
 from rbrepro.memory import memory_limit_bytes
 from rbrepro.models.cell import CellParams
 from rbrepro.sweep.keys import cell_key, params_key
@@ -36,11 +37,11 @@ CSV_NAME = "results.csv"
 
 UNAVAILABLE_NAME = "unavailable.json"
 
-class SweepLocked(RuntimeError):
+class SweepLocked(RbreproError, RuntimeError):
     """Another sweep is writing to the same results folder."""
 
 
-class FolderOfAnotherSweep(ValueError):
+class FolderOfAnotherSweep(RbreproError, ValueError):
     """The results folder holds another config's results (its config.resolved.yaml says whose)."""
 
 

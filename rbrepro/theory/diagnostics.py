@@ -54,6 +54,7 @@ import scipy.linalg
 import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 
+from rbrepro.errors import InvalidParameter
 from rbrepro.features import NystromFeatures, RandomBinningFeatures, RandomFourierFeatures
 from rbrepro.features.laplacian import as_dense, laplacian_kernel
 from rbrepro.provenance import provenance
@@ -77,7 +78,7 @@ def ridge_targets(y: np.ndarray, task: str) -> np.ndarray:
         return centered / scale if scale > 0 else centered
     classes = np.unique(y)
     if len(classes) < 2:
-        raise ValueError(f"classification needs at least two classes, got {classes.tolist()}")
+        raise InvalidParameter(f"classification needs at least two classes, got {classes.tolist()}")
     positive = classes[1] if len(classes) == 2 else classes[0]
     return np.where(y == positive, 1.0, -1.0)
 
@@ -102,7 +103,7 @@ def feature_matrix(method: str, X: np.ndarray, sigma: float, R: int, seed: int):
     elif method == "nystrom":
         Z = NystromFeatures(n_components=R, sigma=sigma, kernel="l1", random_state=seed).fit_transform(X)
     else:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        raise InvalidParameter(f"method must be one of {METHODS}, got {method!r}")
     return np.asarray(Z, dtype=np.float64), math.nan
 
 
@@ -202,7 +203,7 @@ def diagnostics(X, y: np.ndarray, *, dataset: str, sigmas: Sequence[float], Rs: 
     (`ridge_targets`). Nyström needs R <= N landmarks: larger R are skipped for it."""
     for method in methods:
         if method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+            raise InvalidParameter(f"method must be one of {METHODS}, got {method!r}")
     X = np.asarray(as_dense(X), dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n = len(y)

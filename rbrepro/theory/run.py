@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rbrepro.data.load import load_dataset
+from rbrepro.errors import InvalidParameter
 from rbrepro.theory.diagnostics import METHODS, diagnostics, ridge_targets, subsample
 from rbrepro.theory.rates import CONFIDENCE, fit_rates, verdicts
 
@@ -31,6 +32,17 @@ def diagnose(dataset: str, n: int = 2000, sigmas: Sequence[float] = DEFAULT_SIGM
              sample_seed: int = SAMPLE_SEED) -> pd.DataFrame:
     """Diagnostics rows (rbrepro.theory.diagnostics) on n training rows of `dataset` drawn with
     `sample_seed`; lam None means N lam = 0.01 (the design's lam)."""
+    from rbrepro.errors import InvalidParameter
+    from rbrepro.features.params import check_count, check_sigma
+
+    for sigma in sigmas:  # validated before any kernel matrix is built
+        check_sigma(sigma)
+    for R in Rs:
+        check_count("R", R)
+    if not seeds or not methods:
+        raise InvalidParameter("diagnose needs at least one seed and one method")
+    if not (isinstance(n, int) and n >= 10):
+        raise InvalidParameter(f"n must be an integer >= 10 (the subsample's rows), got {n!r}")
     data = load_dataset(dataset, data_path=data_path, mirror=mirror, progress=False)
     X, y = subsample(data.X_train, data.y_train, n, sample_seed)
     return diagnostics(X, ridge_targets(y, data.task), dataset=data.name, sigmas=sigmas, Rs=Rs, seeds=seeds,
@@ -95,7 +107,7 @@ def run_diagnose(dataset: str, out_dir, *, n: int = 2000, sigmas: Sequence[float
     from rbrepro.theory.figure import plot_theory
 
     if max_R < 1:
-        raise ValueError(f"the largest R must be >= 1, got {max_R}")
+        raise InvalidParameter(f"the largest R must be >= 1, got {max_R}")
     Rs = tuple(2 ** k for k in range(int(np.log2(max_R)) + 1))
     frame = diagnose(dataset, n=n, sigmas=sigmas, Rs=Rs, seeds=seeds, methods=methods, data_path=data_path,
                      mirror=mirror, progress=progress)
