@@ -61,15 +61,25 @@ def _reference(ax, R: np.ndarray, R0: int, value: float | None, power: float, la
 
 
 def plot_theory(frame: pd.DataFrame, out_base, rates: pd.DataFrame | None = None) -> list[Path]:
-    """Per (dataset, sigma) a column: objective gap (top) and relative Frobenius error (bottom) against
+    """Per dataset two rows, per sigma a column: objective gap (top) and relative Frobenius error (bottom) against
     R, mean over seeds with the min-max band, fitted slopes in the legend, and the claimed rates: 1/R
     and 1/(kappa R) through the anchor method's gap (eq. 13: kappa times [33]'s O(1/R)), 1/sqrt(R)
     through its kernel error (Monte Carlo). Gaps <= 0 cannot be drawn on a log axis and are left out.
     Writes out_base.png and .pdf atomically; returns their paths."""
     rates = fit_rates(frame) if rates is None else rates
     groups = list(frame.groupby(["dataset", "sigma"], sort=True))
-    fig, axes = new_figure(2, len(groups), width=4.6, height=3.6)
-    for col, ((dataset, sigma), rows) in enumerate(groups):
+    datasets = list(dict.fromkeys(d for (d, _), _rows in groups))
+    n_cols = max(sum(1 for (d, _), _rows in groups if d == name) for name in datasets)
+    fig, grid = new_figure(2 * len(datasets), n_cols, width=4.6, height=3.6)  # a dataset: two rows, a sigma a column
+    for ax in grid.ravel():
+        ax.set_visible(False)
+    seen: dict[str, int] = {}
+    for (dataset, sigma), rows in groups:
+        row0, col = 2 * datasets.index(dataset), seen.get(dataset, 0)
+        seen[dataset] = col + 1
+        axes = grid[row0:row0 + 2, :]
+        axes[0, col].set_visible(True)
+        axes[1, col].set_visible(True)
         r = rates[(rates["dataset"] == dataset) & (rates["sigma"] == sigma)]
         R = np.unique(rows["R"].to_numpy(dtype=float))
         R0 = int(r["R_from"].min()) if len(r) else int(R[0])
@@ -90,6 +100,6 @@ def plot_theory(frame: pd.DataFrame, out_base, rates: pd.DataFrame | None = None
     negative = int((frame["gap"] <= 0).sum())
     if negative:
         note = f"{negative} row(s) with gap ≤ 0 are outside the log axis (means ≤ 0 are not drawn)"
-    title = ("Theorem 1 measured: objective gap and kernel error against R (eq. 13)" if len(groups) > 1
+    title = ("Theorem 1 measured: objective gap and kernel error against R (eq. 13)" if n_cols > 1
              else "Theorem 1 measured (eq. 13)")
     return finish(fig, out_base, title, info=note, top=0.93)
