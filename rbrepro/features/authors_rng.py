@@ -247,23 +247,26 @@ def gamma_stream(n: int, beta: float = 1.0) -> np.ndarray:
 # ---- the authors' grids -----------------------------------------------------------------------
 
 
+def _grid_arrays(n_grids: int, n_features: int, sigma: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Validated arguments, and the (n_grids, n_features + 1) arrays the draws fill (column 0: the dummy)."""
+    n_grids = _check_count("n_grids", n_grids)
+    n_features = _check_count("n_features", n_features)
+    shape = (n_grids, n_features + 1)
+    return np.empty(shape, dtype=np.float64), np.empty(shape, dtype=np.float64), _check_sigma(sigma)
+
+
 def authors_grids_reference(n_grids: int, n_features: int, sigma: float) -> tuple[np.ndarray, np.ndarray]:
     """Plain-Python replay of the authors' loop; slow (a few microseconds a draw), for tests.
 
     Returns (deltas, offsets), each (n_grids, n_features) float64, for LIBSVM features
     1..n_features; the dummy dimension 0 is drawn (it consumes random numbers) and dropped.
     """
-    n_grids = _check_count("n_grids", n_grids)
-    n_features = _check_count("n_features", n_features)
-    sigma = _check_sigma(sigma)
-    dim = n_features + 1
-    deltas = np.empty((n_grids, dim), dtype=np.float64)
-    offsets = np.empty((n_grids, dim), dtype=np.float64)
+    deltas, offsets, sigma = _grid_arrays(n_grids, n_features, sigma)
     rand = GlibcRandom(0)
     engine = MinStd0()
     gamma = GammaDistribution(GAMMA_ALPHA, 1.0 / sigma)
-    for i in range(n_grids):
-        for j in range(dim):
+    for i in range(deltas.shape[0]):
+        for j in range(deltas.shape[1]):
             delta = gamma(engine)
             deltas[i, j] = delta
             offsets[i, j] = (float(rand()) / float(RAND_MAX)) * delta
@@ -277,11 +280,6 @@ def authors_grids(n_grids: int, n_features: int, sigma: float) -> tuple[np.ndarr
     LIBSVM feature j + 1.  The authors' dummy dimension 0 is drawn and dropped.  Grid i does not
     depend on n_grids, so the first k rows are the authors' grids for R = k.
     """
-    n_grids = _check_count("n_grids", n_grids)
-    n_features = _check_count("n_features", n_features)
-    sigma = _check_sigma(sigma)
-    dim = n_features + 1
-    deltas = np.empty((n_grids, dim), dtype=np.float64)
-    offsets = np.empty((n_grids, dim), dtype=np.float64)
+    deltas, offsets, sigma = _grid_arrays(n_grids, n_features, sigma)
     _k.draw_grids(GAMMA_ALPHA, 1.0 / sigma, deltas, offsets)
     return deltas[:, 1:].copy(), offsets[:, 1:].copy()

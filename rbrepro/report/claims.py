@@ -19,7 +19,7 @@ import pandas as pd
 from rbrepro.plots.common import test_rows
 from rbrepro.plots.fig5 import rows_reaching
 from rbrepro.plots.fig6 import speedups
-from rbrepro.report.fidelity import chosen_sigma_rows
+from rbrepro.report.fidelity import chosen_sigma_rows, draws_of
 
 HOLDS, PARTLY, FAILS, NOT_JUDGED = "holds", "holds partly", "does not hold", "not judged"
 VERDICTS = (HOLDS, PARTLY, FAILS, NOT_JUDGED)
@@ -71,9 +71,7 @@ def _overall(passed: list[bool], most: bool = False) -> str:
 
 def _numpy_test_rows(results: pd.DataFrame) -> pd.DataFrame:
     ok = test_rows(results)
-    if "rng" in ok:
-        ok = ok[ok["rng"].fillna("numpy").replace("", "numpy") == "numpy"]
-    return ok
+    return ok[draws_of(ok) == "numpy"]
 
 
 def _is_accuracy(rows: pd.DataFrame) -> bool:
@@ -163,10 +161,9 @@ def _chosen(results: pd.DataFrame) -> pd.DataFrame:
     return chosen_sigma_rows(ok[ok["method"] != "exact"])
 
 
-def _chosen_means(results: pd.DataFrame) -> pd.DataFrame:
-    """(dataset, method, R) -> test metric, train time and memory, mean over seeds at the chosen sigma."""
-    return _chosen(results).groupby(["dataset", "method", "R"])[["test_metric", "train_s",
-                                                                  "memory_model_entries"]].mean()
+def _means(chosen: pd.DataFrame) -> pd.DataFrame:
+    """(dataset, method, R) -> test metric, train time and memory, mean over seeds (of `_chosen` rows)."""
+    return chosen.groupby(["dataset", "method", "R"])[["test_metric", "train_s", "memory_model_entries"]].mean()
 
 
 def claim4_ahead_at_equal_R(results: pd.DataFrame) -> Finding:
@@ -174,11 +171,12 @@ def claim4_ahead_at_equal_R(results: pd.DataFrame) -> Finding:
     out = Finding(NOT_JUDGED, ["dataset", "R where RB leads", "R where a baseline leads (which)", "passes"],
                   rule=f"per dataset: RB ahead of every baseline at every R <= {SMALL_R} and at more than half of "
                        f"all R; holds when every dataset passes")
-    means = _chosen_means(results)
+    chosen = _chosen(results)
+    means, metrics = _means(chosen), chosen.groupby("dataset")["metric"].first()
     passed = []
     for name in dict.fromkeys(means.index.get_level_values(0)):
         part = means.loc[name]
-        higher = bool((test_rows(results).query("dataset == @name")["metric"] == "accuracy").any())
+        higher = metrics.get(name) == "accuracy"
         leads, behind, small_ok, n = [], [], True, 0
         for R in sorted(set(part.index.get_level_values("R"))):
             at = part.xs(R, level="R")["test_metric"]
@@ -241,7 +239,7 @@ def claim6_linear_in_R(results: pd.DataFrame) -> Finding:
     out = Finding(NOT_JUDGED, ["dataset", "method", "slope", "passes"],
                   rule=f"least-squares slope of log train time on log R, R >= {LINEAR_FROM_R}, within "
                        f"[{LINEAR_SLOPE[0]}, {LINEAR_SLOPE[1]}]")
-    means = _chosen_means(results)
+    means = _means(_chosen(results))
     passed = []
     for (name, method), part in means.groupby(level=["dataset", "method"], sort=False):
         part = part.droplevel([0, 1])

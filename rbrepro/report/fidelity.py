@@ -18,7 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from rbrepro.plots.common import test_rows
 from rbrepro.published import published_table
+from rbrepro.sweep.summary import chosen_rows
 
 #: The band's widening: accuracy points, and the share of a relative error.
 ACCURACY_POINTS = 0.5
@@ -128,18 +130,11 @@ EXPLANATIONS = (
 )
 
 
-def _rng(rows: pd.DataFrame) -> pd.Series:
-    """Each row's draw (rows older than the rng column drew from numpy)."""
+def draws_of(rows: pd.DataFrame) -> pd.Series:
+    """Each row's draw, "numpy" or "authors" (rows older than the rng column drew from numpy)."""
     if "rng" not in rows:
         return pd.Series("numpy", index=rows.index)
     return rows["rng"].fillna("numpy").replace("", "numpy")
-
-
-def test_rows(results: pd.DataFrame) -> pd.DataFrame:
-    rows = results[results["status"] == "ok"]
-    if "evaluate_on" in rows:
-        rows = rows[rows["evaluate_on"].fillna("test") == "test"]
-    return rows
 
 
 def chosen_sigma_rows(rows: pd.DataFrame) -> pd.DataFrame:
@@ -149,12 +144,13 @@ def chosen_sigma_rows(rows: pd.DataFrame) -> pd.DataFrame:
     left out has no chosen rows (never a test-set pick in its place)."""
     if rows.empty:
         return rows
-    selected = rows["selected"].fillna(False).astype(bool) if "selected" in rows else None
-    if selected is not None and selected.any():
-        return rows[selected]
+    picked = chosen_rows(rows)
+    if picked is not rows:  # the sweep marked its choice
+        return picked
     keep = []
     for _, group in rows.groupby(["dataset", "method", "R"], sort=False):
-        basis = group[_rng(group) == "authors"] if (_rng(group) == "authors").any() else group
+        authors = draws_of(group) == "authors"
+        basis = group[authors] if authors.any() else group
         metric = group["metric"].iloc[0]
         means = basis.groupby("sigma")["test_metric"].mean()
         best = means.idxmax() if metric == "accuracy" else means.idxmin()
@@ -171,7 +167,7 @@ def _draw_value(rows: pd.DataFrame, sigma: float) -> float | None:
 def _fig5_points(rows: pd.DataFrame, published: pd.DataFrame, datasets: list[str]) -> list[Point]:
     ref = published[(published["panel"] == "fig5") & published["dataset"].isin(datasets)]
     chosen = chosen_sigma_rows(rows)
-    rng = _rng(chosen)
+    rng = draws_of(chosen)
     points = []
     for pub in ref.itertuples():
         ours = chosen[(chosen["dataset"] == pub.dataset) & (chosen["method"] == pub.method) & (chosen["R"] == pub.R)]
@@ -190,7 +186,7 @@ def _fig5_points(rows: pd.DataFrame, published: pd.DataFrame, datasets: list[str
 def _fig3_points(rows: pd.DataFrame, published: pd.DataFrame, datasets: list[str]) -> list[Point]:
     ref = published[(published["panel"] == "fig3") & (published["split"] == "test") & published["dataset"].isin(datasets)]
     rb = rows[rows["method"] == "rb"]
-    rng = _rng(rb)
+    rng = draws_of(rb)
     ours_R = set(rb["R"].astype(int))
     points = []
     for pub in ref[(ref["method"] == "rb") & ref["R"].isin(ours_R or {128})].itertuples():

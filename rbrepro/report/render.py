@@ -28,6 +28,7 @@ from rbrepro.report.fidelity import (
     Counts,
     compare_points,
     comparison_lines,
+    draws_of,
 )
 
 REPORT = "REPRODUCTION.md"
@@ -158,8 +159,7 @@ def config_drift(root: Path, run: str) -> list[str]:
     return sorted(k for k in set(then) | set(now) if then.get(k) != now.get(k))
 
 
-def _drift_note(root: Path, run: str) -> str:
-    keys = config_drift(root, run)
+def _drift_note(keys: list[str]) -> str:
     return f"made under an older config (differs in: {', '.join(keys)})" if keys else "current"
 
 
@@ -167,32 +167,32 @@ def _protocol(run: str) -> str:
     return "measured" if run == "theory" else "as published" if run.endswith("as-published") else "fair"
 
 
-def _provenance(root: Path) -> str:
+def _provenance(loaded_runs: dict, drifts: dict[str, list[str]]) -> str:
     rows = []
-    for run in sorted({r for runs in RUNS.values() for r in runs}):
-        loaded = _load(root, run)
+    for run in sorted(loaded_runs):
+        loaded = loaded_runs[run]
         if loaded is None:
             rows.append([f"results/{run}", "not committed", "–", "–", "–", "–", "–"])
             continue
         frame, config = loaded
         commits = sorted(set(frame.get("git_commit", pd.Series(dtype=str)).dropna().astype(str)))
         dirty = int(frame.get("git_dirty", pd.Series(dtype=bool)).fillna(False).astype(bool).sum())
-        draws = sorted(set(frame["rng"].fillna("numpy").replace("", "numpy"))) if "rng" in frame else ["numpy"]
+        draws = sorted(set(draws_of(frame)))
         scoring = sorted(set(frame["scoring"].fillna("standard"))) if "scoring" in frame else ["standard"]
         seeds = frame[frame["method"] != "exact"]["seed"].nunique() if "seed" in frame else 0
         rows.append([f"results/{run}", len(frame), ", ".join(c[:7] for c in commits) or "–", dirty,
                      f"{config.get('protocol', '–')}; draws {', '.join(draws)}; scoring {', '.join(scoring)}",
-                     seeds, _drift_note(root, run)])
+                     seeds, _drift_note(drifts[run])])
     return ("## Where the numbers come from\n\nEach published run, the commits its rows were computed at, how "
             "many rows came from a tree with uncommitted changes, its protocol, and whether it was made under "
             "today's `configs/<run>.yaml`:\n\n"
             + _table(["run", "rows", "commits", "dirty rows", "protocol", "seeds", "config"], rows))
 
 
-def _fidelity(root: Path) -> tuple[str, dict[str, Counts]]:
+def _fidelity(loaded_runs: dict, drifts: dict[str, list[str]]) -> tuple[str, dict[str, Counts]]:
     parts, counts = [], {}
     for run in FIDELITY_RUNS:
-        loaded = _load(root, run)
+        loaded = loaded_runs[run]
         if loaded is None:
             parts.append(f"### results/{run}\n\nNot committed: no comparison.")
             continue
@@ -202,7 +202,7 @@ def _fidelity(root: Path) -> tuple[str, dict[str, Counts]]:
             continue
         counts[run] = c = Counts.of(points)
         missed = [p for p in points if p.values and p.verdict != REPRODUCED]
-        drift = config_drift(root, run)
+        drift = drifts[run]
         text = [f"### results/{run} ({_protocol(run)})", "", f"**{c.line()}.**", ""]
         if drift:
             text += [f"This run was made under an older config: today's `configs/{run}.yaml` differs in "
@@ -233,12 +233,12 @@ def _fidelity(root: Path) -> tuple[str, dict[str, Counts]]:
     return intro + "\n\n" + "\n\n".join(parts), counts
 
 
-def _claims(root: Path) -> tuple[str, list[list]]:
+def _claims(loaded_runs: dict) -> tuple[str, list[list]]:
     sections, summary = [], []
     for number, text, figure, rule in CLAIMS:
         verdicts, body, rule_text = [], [], rule(EMPTY_RESULTS, {}).rule
         for run in RUNS[figure]:
-            loaded = _load(root, run)
+            loaded = loaded_runs[run]
             if loaded is None:
                 verdicts.append(f"{_protocol(run)}: not committed")
                 continue
@@ -265,15 +265,17 @@ def _figures_tables(root: Path) -> str:
 def build_report(root: str | Path = ".") -> tuple[str, str]:
     """(REPRODUCTION.md text, README counts block) from the committed results under `root`."""
     root = Path(root)
-    fidelity, counts = _fidelity(root)
-    claims, summary = _claims(root)
+    loaded_runs = {run: _load(root, run) for runs in RUNS.values() for run in runs}  # each CSV read once
+    drifts = {run: config_drift(root, run) for run, loaded in loaded_runs.items() if loaded is not None}
+    fidelity, counts = _fidelity(loaded_runs, drifts)
+    claims, summary = _claims(loaded_runs)
     verdicts = "## Verdicts in brief\n\n" + _table(["#", "claim", "verdict"], summary)
-    report = "\n\n".join([INTRO.rstrip(), verdicts, fidelity, claims, _provenance(root), REPRODUCING.rstrip(),
+    report = "\n\n".join([INTRO.rstrip(), verdicts, fidelity, claims, _provenance(loaded_runs, drifts), REPRODUCING.rstrip(),
                            _figures_tables(root)])
     block = "\n".join([REPORT_BEGIN, "Against the authors' own figure data (two-sided, over a band of seeds; "
                        "[REPRODUCTION.md](REPRODUCTION.md) names every point):", "",
                        *[f"- `results/{run}`: {c.line()}"
-                         + ("." if not config_drift(root, run) else " (made under an older config; see the report).")
+                         + ("." if not drifts[run] else " (made under an older config; see the report).")
                          for run, c in counts.items()], REPORT_END])
     return report.rstrip() + "\n", block
 

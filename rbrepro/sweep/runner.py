@@ -159,8 +159,10 @@ def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams] | None = N
             run(narrow(band))
         config_cells = [c for c in (*selection_cells, *config.cells(sigma_of), *band, *(cells or []))
                         if c.dataset not in unavailable]  # cells of a dataset gone since are not results
-        keys = [s.key for s in cell_states(config_cells, out, fingerprints, reuse_stale, limit)]
-        _, counts["aside"] = assemble_csv(out, keys, lambda frame: annotate(frame, config, chosen))
+        states = cell_states(config_cells, out, fingerprints, reuse_stale, limit)
+        known = {s.key: s.row for s in states if s.row is not None}  # read once, not again by assemble_csv
+        _, counts["aside"] = assemble_csv(out, [s.key for s in states], lambda frame: annotate(frame, config, chosen),
+                                          known=known)
         counts.pop("keys", None)
         counts["unavailable"] = unavailable
         return counts
