@@ -106,6 +106,21 @@ def test_speedup_arithmetic_and_eq29():
     np.testing.assert_allclose(eq29_speedup(tau, omega=100, D=100), [1, 1, 1])  # dense rows: none
 
 
+def test_speedup_is_the_median_over_seeds_each_against_its_own_draw():
+    """Three repeats with speedups 2, 4 and 1.5: the table gives the median 2 and says 3 runs. Seed 1's
+    objectives are ten times larger, so one target pooled over the seeds would misjudge them."""
+    def cells(seed, scale, t1, t2):
+        def trace(t):
+            return json.dumps([[0, 1.0 * scale], [t / 2, 0.5 * scale], [t, 0.1 * scale]])
+        return [{"method": "rb", "seed": seed, "threads": 1, "variant": "async", "D": 1000, "R": 10, "rcd_trace": trace(t1)},
+                {"method": "rb", "seed": seed, "threads": 2, "variant": "async", "D": 1000, "R": 10, "rcd_trace": trace(t2)}]
+    rows = pd.DataFrame(cells(0, 1.0, 2.0, 1.0) + cells(1, 10.0, 4.0, 1.0) + cells(2, 1.0, 3.0, 2.0))
+    table = speedups(rows).set_index("threads")
+    assert table.loc[2, "speedup"] == pytest.approx(2.0)
+    assert table.loc[2, "time_to_target"] == pytest.approx(1.0)
+    assert table.loc[2, "runs"] == 3 and table.loc[1, "speedup"] == pytest.approx(1.0)
+
+
 def test_default_targets_ladder():
     assert ladder(np.array([(90.0, 97.0), (92.0, 96.0)]), True) == pytest.approx([92.0, 94.0, 96.0])
     assert ladder(np.array([(0.3, 0.2), (0.35, 0.22)]), False) == pytest.approx([0.3, 0.26, 0.22])

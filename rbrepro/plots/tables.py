@@ -109,9 +109,9 @@ def fig6_tables(results: pd.DataFrame) -> str:
     for name, part in ok.groupby("dataset", sort=False):
         sp = speedups(part)
         D = part.groupby("method")["D"].first()
-        rows = [[r.method, r.variant, int(r.threads), r.time_to_target, r.speedup] for r in sp.itertuples()]
+        rows = [[r.method, r.variant, int(r.threads), r.time_to_target, r.speedup, int(r.runs)] for r in sp.itertuples()]
         out.append(f"**{name}** (D: " + ", ".join(f"{m} {int(d):,}" for m, d in D.items()) + ")\n\n"
-                   + _table(["method", "variant", "threads", "time to target s", "speedup"], rows))
+                   + _table(["method", "variant", "threads", "time to target s (median)", "speedup (median)", "runs"], rows))
     return "\n\n".join(out)
 
 
