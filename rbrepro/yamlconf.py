@@ -18,6 +18,9 @@ from rbrepro.errors import RbreproError
 _NUMBER_LIKE = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+")
 
 NODE_BUDGET = 100_000
+#: deepest nesting of lists and mappings a config may have (real configs use 4); checked on the
+#: event stream, which PyYAML parses without recursion, before the recursive composer runs
+MAX_DEPTH = 64
 
 
 class ConfigError(RbreproError, ValueError):
@@ -32,8 +35,22 @@ class Node:
         self.line = line
 
 
+def _check_depth(text: str, file: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH, naming the line, before composing recurses into it."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ConfigError(f"{file}:{event.start_mark.line + 1}: lists and mappings nested more than "
+                                  f"{MAX_DEPTH} deep")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+
+
 def compose(text: str, file: str):
     try:
+        _check_depth(text, file)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)

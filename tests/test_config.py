@@ -73,6 +73,16 @@ def test_alias_bomb_is_refused_quickly():
         parse_config("name: t\n" + bomb, "t.yaml")
 
 
+def test_deep_nesting_is_refused_with_its_line_not_a_recursion_error():
+    deep = "name: t\ndatasets:\n  x: " + "[" * 5000 + "]" * 5000 + "\n"
+    with pytest.raises(ConfigError, match=r"t\.yaml:3: lists and mappings nested more than 64 deep"):
+        parse_config(deep, "t.yaml")
+    # 64 levels are still read (and then judged by the schema, not by the depth guard)
+    with pytest.raises(ConfigError) as info:
+        parse_config("name: t\ndatasets:\n  x: " + "[" * 60 + "]" * 60 + "\n", "t.yaml")
+    assert "nested" not in str(info.value)
+
+
 def test_shipped_configs_are_valid():
     from rbrepro.theory.config import load_theory_config
 
