@@ -53,7 +53,8 @@ def check_memory(what: str, estimate_bytes: float, limit_gb: float | None = None
     limit = memory_limit_bytes(limit_gb)
     if estimate_bytes > limit:
         raise MemoryLimitError(f"{what} needs about {estimate_bytes / GB:.1f} GB, more than the memory limit of "
-                               f"{limit / GB:.1f} GB (set --memory-limit or RBREPRO_MEMORY_LIMIT_GB to change it)")
+                               f"{limit / GB:.1f} GB (raise it with memory_limit_gb in Python, --memory-limit on the command line or "
+                               f"RBREPRO_MEMORY_LIMIT_GB in the environment)")
 
 
 def _status_kb(field: str) -> int | None:

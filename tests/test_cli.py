@@ -81,8 +81,9 @@ def test_fetch_sweep_resume_plot_round_trip(http_mirror, tmp_path, env):
 def test_train_json_prints_exactly_one_result_row(http_mirror, env):
     url, _ = http_mirror
     proc = rbrepro("train", "ijcnn1", "--method", "rb", "--R", "32", "--sigma", "0.5", "--json", "--mirror", url,
-                   env_extra=env)
+                   "--memory-limit", "3", env_extra=env)
     row = json.loads(proc.stdout)  # the whole of stdout is one JSON object
+    assert row["memory_limit_bytes"] == 3 * 1024**3 and "memory_limit_gb" not in row  # the limit that applied
     for key in ("test_metric", "train_metric", "metric", "D", "featurize_s", "solve_s", "train_s", "predict_s",
                 "kappa", "nnz", "cg_iterations", "git_commit"):
         assert key in row

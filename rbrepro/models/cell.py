@@ -20,7 +20,7 @@ from rbrepro import metrics
 from rbrepro.data.load import SCALINGS, Dataset, validation_split
 from rbrepro.errors import InvalidParameter
 from rbrepro.features.laplacian import KERNELS
-from rbrepro.memory import PeakMemory
+from rbrepro.memory import PeakMemory, memory_limit_bytes
 from rbrepro.models import targets
 from rbrepro.models.feature_ridge import FEATURE_RIDGE
 from rbrepro.models.kernel_ridge import KERNEL_RIDGE
@@ -188,8 +188,11 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None) -
         model_out.append(model)
     cost = model.cost()
     rcd = params.solver == "rcd"
+    setting = asdict(params)
+    limit_gb = setting.pop("memory_limit_gb")  # a setting of the run: recorded as the limit that applied
     row = {
-        **asdict(params),
+        **setting,
+        "memory_limit_bytes": memory_limit_bytes(limit_gb),
         "solver": "rcd" if rcd else model.solver_,
         "center": None if rcd else model.center_,
         "threads": threads,

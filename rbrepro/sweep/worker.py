@@ -54,7 +54,8 @@ def run_cell_task(params: CellParams, dataset_ref, data_path=None, mirror=None,
                "traceback": traceback.format_exc(limit=8), **provenance()}
     busy1, own1 = _busy_cpu_seconds()
     end = time.time()
-    row.pop("memory_limit_gb", None)  # a setting of the run, recorded as the limit in bytes below
+    row.pop("memory_limit_gb", None)  # a setting of the run, recorded as the limit in bytes below (and
+    row.pop("memory_limit_bytes", None)  # last, where every row has it, whether the cell ran or not)
     row["memory_limit_bytes"] = memory_limit_bytes(memory_limit_gb)
     row["started_at_unix"], row["ended_at_unix"], row["wall_s"] = start, end, end - start
     row["loadavg_1m_start"] = load_start
