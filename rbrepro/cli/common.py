@@ -9,6 +9,9 @@ from typing import List
 import typer
 from rich.console import Console
 
+from rbrepro.models.registry import FEATURE_METHODS, METHOD_NAMES
+from rbrepro.vocabulary import FIGURES, KERNELS, LOSSES, SCALINGS, SOLVERS, VARIANTS
+
 err = Console(stderr=True)
 
 
@@ -22,35 +25,27 @@ MIRROR_HELP = ("Base of a LIBSVM mirror in the site's layout: a directory or an 
                "[default: $RBREPRO_MIRROR, else the LIBSVM site].")
 
 
-class Method(str, Enum):
-    rb = "rb"
-    rf = "rf"
-    nystrom = "nystrom"
-    block = "block"
-    exact = "exact"
+def _choices(name: str, values) -> type[Enum]:
+    """A click choice from one of the library's vocabularies (defined once, there): members named
+    after their values, '-' as '_' and a keyword with a trailing '_' (Variant.async_)."""
+    import keyword
+
+    def member(v):
+        m = v.replace("-", "_")
+        return m + "_" if keyword.iskeyword(m) else m
+    return Enum(name, [(member(v), v) for v in values], type=str)
 
 
-class FeatureMethod(str, Enum):
-    rb = "rb"
-    rf = "rf"
-    nystrom = "nystrom"
-
-
-class Kernel(str, Enum):
-    l1 = "l1"
-    euclidean = "euclidean"
+Method = _choices("Method", METHOD_NAMES)
+FeatureMethod = _choices("FeatureMethod", FEATURE_METHODS)
+Kernel = _choices("Kernel", KERNELS)
 
 
 KERNEL_HELP = ("Distance of the Laplacian kernel exp(-sigma d(x, y)): l1 (what RB approximates; RB takes no other) "
                "or euclidean (the authors' baselines: rf, nystrom, block, exact).")
 
 
-class Scaling(str, Enum):
-    default = "default"
-    minmax = "minmax"
-    maxabs = "maxabs"
-    maxabs_all = "maxabs-all"
-    published = "published"
+Scaling = _choices("Scaling", SCALINGS)
 
 
 SCALING_HELP = ("Feature scaling, fitted on the training split: default (the registry's: min-max, or as published "
@@ -58,30 +53,10 @@ SCALING_HELP = ("Feature scaling, fitted on the training split: default (the reg
                 "(max |x| over training and test rows: the authors' cadata) or published (as the file has it).")
 
 
-class Solver(str, Enum):
-    default = "default"
-    cg = "cg"
-    pcg = "pcg"
-    direct = "direct"
-    rcd = "rcd"
-
-
-class Loss(str, Enum):
-    squared_hinge = "squared_hinge"
-    logistic = "logistic"
-    square = "square"
-
-
-class Variant(str, Enum):
-    async_ = "async"
-    sync = "sync"
-
-
-class Figure(str, Enum):
-    fig3 = "fig3"
-    fig4 = "fig4"
-    fig5 = "fig5"
-    fig6 = "fig6"
+Solver = _choices("Solver", SOLVERS)
+Loss = _choices("Loss", LOSSES)
+Variant = _choices("Variant", VARIANTS)
+Figure = _choices("Figure", tuple(FIGURES))
 
 
 def _fail(message: str, code: int = 2):

@@ -24,6 +24,7 @@ from rbrepro.data.fetch import (
 from rbrepro.data.inputs import redact
 from rbrepro.data.registry import DataFile, DatasetSpec, get_spec
 from rbrepro.errors import InvalidParameter, MissingData, RbreproError
+from rbrepro.vocabulary import SCALINGS
 
 TRAIN_SHARE = 0.8
 
@@ -248,7 +249,6 @@ def split_sizes(n: int, spec: DatasetSpec) -> int:
     return int(np.floor(TRAIN_SHARE * n))
 
 
-SCALINGS = ("default", "minmax", "maxabs", "maxabs-all", "published")
 
 
 def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bool = True, progress: bool = True,

@@ -31,10 +31,10 @@ from rbrepro.data.atomic import write_text_atomic
 from rbrepro.data.inputs import InputFileError, open_regular, redact, regular_stat
 from rbrepro.data.registry import REGISTRY, TASKS, DataFile, DatasetSpec
 from rbrepro.errors import MissingData
+from rbrepro.vocabulary import FILE_SCALINGS
 from rbrepro.yamlconf import ConfigError, Reader, compose
 
 FORMATS = ("libsvm", "csv")
-SCALINGS = ("minmax", "maxabs", "published")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 
@@ -132,7 +132,7 @@ def load_datasets_file(path: str | Path) -> dict[str, DatasetSpec]:
             task=rd.choice(d["task"], f"{where}.task", TASKS + ("auto",)) if "task" in d else "auto",
             fmt=fmt,
             n_features=rd.number(d["n_features"], f"{where}.n_features", integer=True) if "n_features" in d else 0,
-            scaling=rd.choice(d["scaling"], f"{where}.scaling", SCALINGS) if "scaling" in d else "minmax",
+            scaling=rd.choice(d["scaling"], f"{where}.scaling", FILE_SCALINGS) if "scaling" in d else "minmax",
             default_R=rd.number(d["R"], f"{where}.R", integer=True) if "R" in d else None,
             lam=rd.number(d["lam"], f"{where}.lam", allow_zero=True) if "lam" in d else 0.01,
             note=rd.string(d["note"], f"{where}.note") if "note" in d else "",

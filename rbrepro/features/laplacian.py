@@ -11,9 +11,9 @@ import scipy.sparse as sp
 
 from rbrepro.errors import InvalidParameter
 from rbrepro.features._laplacian_kernels import euclidean_laplacian_matrix, laplacian_matrix
+from rbrepro.vocabulary import KERNELS
 
 BLOCK_ROWS = 4096
-KERNELS = ("l1", "euclidean")
 _MATRIX = {"l1": laplacian_matrix, "euclidean": euclidean_laplacian_matrix}
 
 

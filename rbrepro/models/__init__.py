@@ -1,44 +1,49 @@
 """Models: feature map + solver, as scikit-learn classifiers and regressors.
 
 Every method of the paper comes as a classifier and a regressor with the same parameters;
-each can be built with no arguments and passes scikit-learn's `check_estimator`.
+each can be built with no arguments and passes scikit-learn's `check_estimator`. The methods'
+properties are in `rbrepro.models.registry`.
+
+The classes load on first use (PEP 562), so reading the registry, as the command line does to
+offer its choices, does not load numba and scikit-learn.
 """
 
-from rbrepro.models.feature_ridge import (
-    NystromClassifier,
-    NystromRegressor,
-    RandomBinningClassifier,
-    RandomBinningRegressor,
-    RandomFourierClassifier,
-    RandomFourierRegressor,
-)
-from rbrepro.models.kernel_ridge import (
-    ExactKernelClassifier,
-    ExactKernelRegressor,
-    IndependentBlockClassifier,
-    IndependentBlockRegressor,
-)
-from rbrepro.models.l1_model import L1FeatureClassifier, L1FeatureRegressor
-from rbrepro.models.persist import load_model
+from __future__ import annotations
 
-__all__ = [
-    "RandomBinningClassifier",
-    "RandomBinningRegressor",
-    "RandomFourierClassifier",
-    "RandomFourierRegressor",
-    "NystromClassifier",
-    "NystromRegressor",
-    "IndependentBlockClassifier",
-    "IndependentBlockRegressor",
-    "ExactKernelClassifier",
-    "ExactKernelRegressor",
-    "L1FeatureClassifier",
-    "L1FeatureRegressor",
-    "load",
-]
+import importlib
+
+#: public name -> the module that defines it
+_HOMES = {
+    "RandomBinningClassifier": "feature_ridge",
+    "RandomBinningRegressor": "feature_ridge",
+    "RandomFourierClassifier": "feature_ridge",
+    "RandomFourierRegressor": "feature_ridge",
+    "NystromClassifier": "feature_ridge",
+    "NystromRegressor": "feature_ridge",
+    "IndependentBlockClassifier": "kernel_ridge",
+    "IndependentBlockRegressor": "kernel_ridge",
+    "ExactKernelClassifier": "kernel_ridge",
+    "ExactKernelRegressor": "kernel_ridge",
+    "L1FeatureClassifier": "l1_model",
+    "L1FeatureRegressor": "l1_model",
+}
+
+__all__ = [*_HOMES, "load"]
+
+
+def __getattr__(name: str):
+    if name in _HOMES:
+        return getattr(importlib.import_module(f"rbrepro.models.{_HOMES[name]}"), name)
+    raise AttributeError(f"module 'rbrepro.models' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *_HOMES])
 
 
 def load(path):
     """The model saved at `path` by `model.save(path)` or `rbrepro train --save-model` (no pickle:
     arrays and a checksummed header; a damaged or crafted file is refused, naming it)."""
+    from rbrepro.models.persist import load_model
+
     return load_model(path)[0]

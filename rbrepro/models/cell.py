@@ -17,29 +17,22 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from rbrepro import metrics
-from rbrepro.data.load import SCALINGS, Dataset, validation_split
+from rbrepro.data.load import Dataset, validation_split
 from rbrepro.errors import InvalidParameter
-from rbrepro.features.laplacian import KERNELS
 from rbrepro.memory import PeakMemory, memory_limit_bytes
 from rbrepro.models import targets
 from rbrepro.models.feature_ridge import FEATURE_RIDGE
 from rbrepro.models.kernel_ridge import KERNEL_RIDGE
 from rbrepro.models.l1_model import L1_MODEL
+from rbrepro.models.registry import METHOD_NAMES, METHODS, RCD_METHODS
 from rbrepro.provenance import provenance
 from rbrepro.solvers.cg import MAXIT, TOL
-from rbrepro.solvers.rcd import LOSSES, VARIANTS
-
-METHODS = ("rb", "rf", "nystrom", "block", "exact")
+from rbrepro.vocabulary import KERNELS, LOSSES, RNGS, SCALINGS, SCORINGS, SOLVERS, VARIANTS
 
 #: Bumped whenever a change of code changes results, so cached cells of older code are not reused:
 #: 3 = RLCM's block leaf rule, Nystrom's direct solve, the kernel choice, the estimator classes;
 #: 4 = the exact kernel's float32 factorization refined to float64 residuals.
 ALGORITHM_VERSION = 4
-SOLVERS = ("default", "cg", "pcg", "direct", "rcd")
-#: rb's grid draws: numpy (numpy's generator from the seed) or authors (their C++ draws replayed)
-RNGS = ("numpy", "authors")
-#: standard (docs/design.md §2 metrics) or authors (their Performance: a tie is wrong, labels 0 ... C-1)
-SCORINGS = ("standard", "authors")
 
 
 
@@ -68,21 +61,27 @@ class CellParams:
 
     def validate(self) -> "CellParams":
         if self.method not in METHODS:
-            raise InvalidParameter(f"method {self.method!r} is not available; choose from {', '.join(METHODS)}")
+            raise InvalidParameter(f"method {self.method!r} is not available; choose from {', '.join(METHOD_NAMES)}")
+        spec = METHODS[self.method]
         if self.solver not in SOLVERS:
             raise InvalidParameter(f"solver {self.solver!r} is not available; choose from {', '.join(SOLVERS)}")
-        if self.method in ("block", "exact") and self.solver not in ("default",):
+        if spec.cholesky and self.solver != "default":
             raise InvalidParameter(f"{self.method} solves its kernel systems by Cholesky; --solver must be 'default'")
-        if self.solver == "rcd" and self.method not in ("rb", "rf"):
-            raise InvalidParameter("the rcd solver runs on rb or rf features")
+        if self.solver not in spec.solvers:
+            raise InvalidParameter(f"the {self.solver} solver runs on {' or '.join(RCD_METHODS)} features"
+                                   if self.solver == "rcd" else
+                                   f"{self.method} takes the solvers {', '.join(spec.solvers)}, not {self.solver!r}")
         if self.kernel not in KERNELS:
             raise InvalidParameter(f"kernel {self.kernel!r} is not available; choose from {', '.join(KERNELS)}")
-        if self.kernel != "l1" and (self.method == "rb" or self.solver == "rcd"):
-            raise InvalidParameter(f"Random Binning approximates the L1 kernel only; kernel {self.kernel!r} needs method "
-                             "rf, nystrom, block or exact (and a ridge solver)")
+        if self.kernel not in spec.kernels or (self.kernel != "l1" and self.solver == "rcd"):
+            others = ", ".join(name for name, other in METHODS.items() if self.kernel in other.kernels)
+            raise InvalidParameter(f"{spec.title} approximates the {' or '.join(spec.kernels)} kernel only; kernel "
+                                   f"{self.kernel!r} needs method {others} (and a ridge solver)"
+                                   if self.kernel not in spec.kernels else
+                                   f"rcd runs on the L1 kernel only, not {self.kernel!r}")
         if not (self.sigma > 0) or not np.isfinite(self.sigma):
             raise InvalidParameter(f"sigma must be a positive finite number, got {self.sigma}")
-        if self.R < 1 and self.method != "exact":
+        if self.R < 1 and spec.has_R:
             raise InvalidParameter(f"R must be >= 1, got {self.R}")
         if not (self.lam >= 0 and np.isfinite(self.lam)):
             raise InvalidParameter(f"lam must be a finite number >= 0, got {self.lam}")
@@ -96,8 +95,9 @@ class CellParams:
             raise InvalidParameter(f"scaling {self.scaling!r} is not available; choose from {', '.join(SCALINGS)}")
         if self.rng not in RNGS:
             raise InvalidParameter(f"rng {self.rng!r} is not available; choose from {', '.join(RNGS)}")
-        if self.rng == "authors" and self.method != "rb":
-            raise InvalidParameter("rng 'authors' replays the authors' Random Binning draws; it needs method rb")
+        if self.rng == "authors" and not spec.authors_draws:
+            authors = ", ".join(name for name, other in METHODS.items() if other.authors_draws)
+            raise InvalidParameter(f"rng 'authors' replays the authors' Random Binning draws; it needs method {authors}")
         if self.scoring not in SCORINGS:
             raise InvalidParameter(f"scoring {self.scoring!r} is not available; choose from {', '.join(SCORINGS)}")
         if self.solver == "rcd" and (self.scoring != "standard" or self.rng != "numpy"):
@@ -116,18 +116,18 @@ def make_model(params: CellParams, task: str, threads: int):
         return L1_MODEL[task](method=p.method, n_components=p.R, sigma=p.sigma, l1=p.lam, loss=p.loss,
                               epochs=p.epochs, threads=threads, variant=p.variant, random_state=p.seed,
                               memory_limit_gb=p.memory_limit_gb)
-    if p.method == "exact":
-        return KERNEL_RIDGE["exact", task](sigma=p.sigma, kernel=p.kernel, lam=p.lam,
-                                           memory_limit_gb=p.memory_limit_gb, **optional)
-    if p.method == "block":
-        return KERNEL_RIDGE["block", task](leaf_size=p.R, sigma=p.sigma, kernel=p.kernel, lam=p.lam,
-                                           random_state=p.seed, memory_limit_gb=p.memory_limit_gb, **optional)
+    spec = METHODS[p.method]
+    if spec.memory == "kernel" or spec.memory == "blocks":  # kernel-matrix models (models.kernel_ridge)
+        r_param = {spec.r_parameter: p.R, "random_state": p.seed} if spec.has_R else {}
+        return KERNEL_RIDGE[p.method, task](**r_param, sigma=p.sigma, kernel=p.kernel, lam=p.lam,
+                                            memory_limit_gb=p.memory_limit_gb, **optional)
     if p.solver != "default":
         optional["solver"] = p.solver
-    cls = FEATURE_RIDGE[p.method, task]
-    r_param = {"n_grids": p.R, "draws": p.rng} if p.method == "rb" else {"n_components": p.R, "kernel": p.kernel}
-    return cls(**r_param, sigma=p.sigma, lam=p.lam, maxit=p.maxit, tol=p.tol, random_state=p.seed,
-               memory_limit_gb=p.memory_limit_gb, **optional)
+    r_param = {spec.r_parameter: p.R}
+    r_param.update({"draws": p.rng} if spec.authors_draws else {})
+    r_param.update({"kernel": p.kernel} if len(spec.kernels) > 1 else {})
+    return FEATURE_RIDGE[p.method, task](**r_param, sigma=p.sigma, lam=p.lam, maxit=p.maxit, tol=p.tol,
+                                         random_state=p.seed, memory_limit_gb=p.memory_limit_gb, **optional)
 
 
 def numba_signatures() -> dict[int, tuple[str, int]]:

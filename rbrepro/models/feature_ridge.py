@@ -25,12 +25,13 @@ from rbrepro.features.random_binning import RandomBinningFeatures
 from rbrepro.features.random_fourier import RandomFourierFeatures
 from rbrepro.memory import check_memory, memory_limit_bytes
 from rbrepro.models._base import _Classifier, _Regressor
+from rbrepro.models.registry import RIDGE_SOLVERS
 from rbrepro.solvers.cg import MAXIT, TOL, ridge_cg
 from rbrepro.solvers.direct import ridge_direct
 from rbrepro.solvers.operator import DenseOperator, as_operator
 
 FEATURES = {"rb": RandomBinningFeatures, "rf": RandomFourierFeatures, "nystrom": NystromFeatures}
-SOLVERS = ("cg", "pcg", "direct")
+SOLVERS = RIDGE_SOLVERS
 
 
 PREDICT_BLOCK_ENTRIES = 1 << 26  # feature entries per prediction block: 256 MB of int32 ids or float32 values

@@ -18,9 +18,11 @@ from rbrepro.features.random_fourier import RandomFourierFeatures
 from rbrepro.memory import check_memory
 from rbrepro.models._base import _Classifier, _Regressor
 from rbrepro.models.feature_ridge import feature_cost
-from rbrepro.solvers.rcd import LOSSES, VARIANTS, l1_rcd, prepare
+from rbrepro.models.registry import RCD_METHODS
+from rbrepro.solvers.rcd import l1_rcd, prepare
+from rbrepro.vocabulary import LOSSES, VARIANTS
 
-METHODS = ("rb", "rf")
+METHODS = RCD_METHODS
 
 
 class _L1FeatureModel(BaseEstimator):

@@ -20,9 +20,8 @@ import numpy as np
 
 from rbrepro.errors import InvalidParameter
 from rbrepro.solvers import _rcd_kernels as k
+from rbrepro.vocabulary import LOSSES, VARIANTS
 
-VARIANTS = ("async", "sync")
-LOSSES = tuple(k.LOSSES)
 SYNC_COORDS_PER_THREAD = 64
 
 

@@ -51,24 +51,20 @@ import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rbrepro.data.load import SCALINGS
 from rbrepro.data.registry import REGISTRY
 from rbrepro.data.user import load_datasets_file
-from rbrepro.features.laplacian import KERNELS
-from rbrepro.models.cell import METHODS, RNGS, SCORINGS, CellParams
+from rbrepro.models.cell import CellParams
+from rbrepro.models.registry import METHOD_NAMES, METHODS, RCD_METHODS
 from rbrepro.solvers.cg import MAXIT, TOL
-from rbrepro.solvers.rcd import LOSSES, VARIANTS
 from rbrepro.sweep.selection import Selection, choose_sigma, parse_selection
+from rbrepro.vocabulary import BAND_AT, KERNELS, LOSSES, PROTOCOLS, RNGS, SCALINGS, SCORINGS, SOLVERS, VARIANTS
+from rbrepro.vocabulary import FIGURES as DRAWN_FIGURES
 from rbrepro.yamlconf import ConfigError, Node, Reader, compose
 
 __all__ = ["ConfigError", "DatasetGrid", "Selection", "SweepConfig", "load_config", "parse_config"]
 
-FIGURES = ("fig3", "fig4", "fig5", "fig6", "none")
-PROTOCOLS = ("fair", "as-published", "custom")
-BAND_AT = ("chosen", "grid")
+FIGURES = (*DRAWN_FIGURES, "none")
 
-
-SOLVERS = ("default", "cg", "pcg", "direct", "rcd")
 MAX_CELLS = 1_000_000
 
 
@@ -91,9 +87,10 @@ class DatasetGrid:
     baseline_sigma: tuple[float, ...] = ()  # sigma grid of rf, nystrom and block (default: sigma)
 
     def sigmas_for(self, method: str) -> tuple[float, ...]:
-        if method == "exact" and self.exact_sigma:
+        role = METHODS[method].role
+        if role == "reference" and self.exact_sigma:
             return self.exact_sigma
-        if method in ("rf", "nystrom", "block") and self.baseline_sigma:
+        if role == "baseline" and self.baseline_sigma:
             return self.baseline_sigma
         return self.sigma
 
@@ -131,12 +128,13 @@ class SweepConfig:
 
     def _cell(self, grid: DatasetGrid, method: str, sigma: float, R: int, seed: int, threads: int, variant: str,
               evaluate_on: str = "test", rng: str | None = None) -> CellParams:
-        solver = self.solver if method in ("rb", "rf", "nystrom") else "default"
-        kernel = "l1" if method == "rb" else self.kernel
-        rng = (self.rng if rng is None else rng) if method == "rb" else "numpy"
+        spec = METHODS[method]
+        solver = "default" if spec.cholesky else self.solver
+        kernel = self.kernel if self.kernel in spec.kernels else spec.kernels[0]  # rb: l1 whatever the config's
+        rng = (self.rng if rng is None else rng) if spec.authors_draws else "numpy"
         # the exact kernel and the block approximation solve by Cholesky: CG's settings are not theirs, so a
         # config's tol (Fig. 3's 1e-15) leaves their cells, and keys, as they are (shared with Fig. 5's)
-        maxit, tol = (MAXIT, TOL) if method in ("exact", "block") else (self.maxit, self.tol)
+        maxit, tol = (MAXIT, TOL) if spec.cholesky else (self.maxit, self.tol)
         return CellParams(dataset=grid.name, method=method, sigma=sigma, kernel=kernel, R=R, lam=grid.lam,
                           solver=solver, maxit=maxit, tol=tol, center=self.center, seed=seed,
                           threads=threads, loss=self.loss, epochs=self.epochs, variant=variant,
@@ -144,11 +142,12 @@ class SweepConfig:
 
     def _chooses_later(self, method: str) -> bool:
         """Whether this method's test cells wait for a choice (rather than running the grid)."""
-        if self.selection is None or method == "exact" and self.selection.on == "test":
+        line = not METHODS[method].has_R  # the exact kernel: a line, not a curve
+        if self.selection is None or line and self.selection.on == "test":
             return False
         if self.selection.on == "test":
             return self.selection.per_method(method) == "exact"
-        return not (self.selection.run == "grid" and method != "exact")  # exact: a line, not a curve
+        return not (self.selection.run == "grid" and not line)
 
     def _variants(self, threads: int) -> tuple[str, ...]:
         # one thread runs the sequential Alg. 2 whatever the variant: a single cell
@@ -162,9 +161,10 @@ class SweepConfig:
         out = []
         for grid in self.datasets:
             for method in grid.methods or self.methods:
-                Rs = (0,) if method == "exact" else grid.R  # the exact kernel has no R
+                spec = METHODS[method]
+                Rs = grid.R if spec.has_R else (0,)  # the exact kernel has no R
                 seeds = grid.seeds or self.seeds
-                seeds = seeds[:1] if method == "exact" else seeds  # exact: no randomness
+                seeds = seeds if spec.randomized else seeds[:1]  # exact: no randomness
                 for R in Rs:
                     if not self._chooses_later(method):
                         sigmas = grid.sigmas_for(method)
@@ -184,7 +184,7 @@ class SweepConfig:
         out = []
         for grid in self.datasets:
             for method in grid.methods or self.methods:
-                if method == "exact":
+                if not METHODS[method].randomized:
                     continue
                 for R in grid.R:
                     if self.band_at == "grid":
@@ -207,7 +207,7 @@ class SweepConfig:
         out = []
         for grid in self.datasets:
             for method in grid.methods or self.methods:
-                if method == "exact":
+                if not METHODS[method].has_R:
                     Rs = (0,)
                 elif self.selection.per_method(method) == "exact":
                     continue  # takes the exact kernel's choice
@@ -270,7 +270,7 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
     methods = ("rb",)
     if "methods" in top:
         items = top["methods"].value if isinstance(top["methods"].value, list) else [top["methods"]]
-        methods = tuple(rd.choice(n, f"methods[{i}]", METHODS) for i, n in enumerate(items))
+        methods = tuple(rd.choice(n, f"methods[{i}]", METHOD_NAMES) for i, n in enumerate(items))
     seeds = rd.number_list(top["seeds"], "seeds", integer=True, allow_zero=True) if "seeds" in top else (0,)
     threads = rd.number_list(top["threads"], "threads", integer=True, allow_zero=True) if "threads" in top else (1,)
     exclusive = rd.boolean(top["exclusive"], "exclusive") if "exclusive" in top else False
@@ -307,8 +307,9 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
         if "variant" in s:
             items = s["variant"].value if isinstance(s["variant"].value, list) else [s["variant"]]
             variants = tuple(rd.choice(n, f"solver.variant[{i}]", VARIANTS) for i, n in enumerate(items))
-        if solver == "rcd" and any(m not in ("rb", "rf") for m in methods):
-            rd.fail(s["name"], "solver.name", "rcd runs on rb and rf features only; list only those methods")
+        if solver == "rcd" and any(m not in RCD_METHODS for m in methods):
+            rd.fail(s["name"], "solver.name", f"rcd runs on {' and '.join(RCD_METHODS)} features only; list only "
+                                              f"those methods")
         if solver == "rcd" and kernel != "l1":
             rd.fail(s["name"], "solver.name", f"rcd runs on the L1 kernel only, but kernel is {kernel!r}")
         if solver == "rcd" and (rng != "numpy" or scoring != "standard"):
@@ -383,10 +384,10 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
                            baseline_sigma)
         if selection is not None and "exact" not in (own_methods or methods):
             for m in own_methods or methods:
-                if m != "exact" and selection.per_method(m) == "exact" and len(grid.sigmas_for(m)) != 1:
+                if METHODS[m].has_R and selection.per_method(m) == "exact" and len(grid.sigmas_for(m)) != 1:
                     rd.fail(dnode, path, f"{m} takes the exact kernel's sigma (sigma_selection.per), but {dname} "
                                          f"runs no exact kernel: list the one sigma {m} should take "
-                                         f"({'baseline_sigma' if m != 'rb' else 'sigma'}: [value])")
+                                         f"({'baseline_sigma' if METHODS[m].role == 'baseline' else 'sigma'}: [value])")
         grids.append(grid)
         n_cells += ((len(sigma) + len(exact_sigma) + len(baseline_sigma)) * len(R) * len(own_seeds or seeds) * len(methods) * len(threads)
                     * len(variants))

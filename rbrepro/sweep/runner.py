@@ -28,6 +28,7 @@ from rbrepro.memory import memory_limit_bytes
 from rbrepro.models.cell import ALGORITHM_VERSION, CellParams
 from rbrepro.models.feature_ridge import featurize_memory
 from rbrepro.models.kernel_ridge import ExactKernelRegressor
+from rbrepro.models.registry import METHODS
 from rbrepro.provenance import provenance
 from rbrepro.sweep.backends import LocalBackend, default_workers
 from rbrepro.sweep.config import SweepConfig
@@ -56,7 +57,7 @@ def select(cells: Iterable[CellParams], datasets=(), sigmas=(), Rs=(), seeds=(),
     def keep(c: CellParams) -> bool:
         return ((not datasets or c.dataset in datasets)
                 and (not sigmas or any(abs(c.sigma - s) <= 1e-9 * max(1.0, abs(s)) for s in sigmas))
-                and (not Rs or c.R in Rs or c.method == "exact") and (not seeds or c.seed in seeds)
+                and (not Rs or c.R in Rs or not METHODS[c.method].has_R) and (not seeds or c.seed in seeds)
                 and (not methods or c.method in methods))
     return [c for c in cells if keep(c)]
 
@@ -260,8 +261,9 @@ def cell_memory_estimate(params: CellParams, dataset) -> float:
     if spec is None or not spec.n_train or not spec.n_features:
         return 0.0
     n, d = spec.n_train, spec.n_features
-    if params.method == "exact":
+    memory = METHODS[params.method].memory
+    if memory == "kernel":
         return ExactKernelRegressor.memory_needed(n, d)
-    if params.method in ("rb", "rf", "nystrom"):
+    if memory == "features":
         return featurize_memory(params.method, n, d, params.R)
-    return 0.0
+    return 0.0  # blocks: leaf-size blocks, small beside the data

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbrepro.models.cell import METHODS
+from rbrepro.models.registry import METHOD_NAMES, METHODS
 from rbrepro.yamlconf import Node, Reader
 
 SELECT_ON = ("validation", "test")
@@ -49,7 +49,7 @@ def chooses_from(config, row: dict, grid) -> bool:
     """Only the protocol's own cells choose: its seeds and its draws, never the band's extra seeds."""
     rng = row.get("rng")
     rng = "numpy" if not isinstance(rng, str) or not rng else rng
-    if row["method"] == "rb" and rng != config.rng:
+    if METHODS[row["method"]].authors_draws and rng != config.rng:
         return False
     return int(row.get("seed", 0)) in (grid.seeds or config.seeds)
 
@@ -77,8 +77,9 @@ def choose_sigma(config, rows: list[dict]) -> dict:
     for (dataset, method), by_R in scores.items():
         grid = grids[dataset]
         sigmas = grid.sigmas_for(method)
-        Rs = (0,) if method == "exact" else grid.R
-        if method == "exact" or config.selection.per_method(method) == "R":
+        line = not METHODS[method].has_R  # the exact kernel: one sigma for its line
+        Rs = (0,) if line else grid.R
+        if line or config.selection.per_method(method) == "R":
             for R, table in by_R.items():
                 if R in Rs:
                     s = best_sigma(table)
@@ -101,7 +102,7 @@ def choose_sigma(config, rows: list[dict]) -> dict:
             chosen[dataset, method, R] = (s, grid_edge(s, sigmas))
     for grid in config.datasets:  # per: exact — the exact kernel's choice of the dataset
         for method in grid.methods or config.methods:
-            if method == "exact" or config.selection.per_method(method) != "exact":
+            if not METHODS[method].has_R or config.selection.per_method(method) != "exact":
                 continue
             sigmas = grid.sigmas_for(method)
             exact = chosen.get((grid.name, "exact", 0))
@@ -125,7 +126,7 @@ def parse_selection(rd: Reader, node: Node, protocol: str) -> Selection | None:
         per: tuple = (("default", "R"),)
         if "per" in m:
             if isinstance(m["per"].value, dict):
-                table = rd.mapping(m["per"], "sigma_selection.per", (*METHODS, "default"))
+                table = rd.mapping(m["per"], "sigma_selection.per", (*METHOD_NAMES, "default"))
                 per = tuple((k, rd.choice(v, f"sigma_selection.per.{k}", SELECT_PER)) for k, v in table.items())
             else:
                 per = (("default", rd.choice(m["per"], "sigma_selection.per", SELECT_PER)),)

@@ -1,0 +1,32 @@
+"""rbrepro's named vocabularies, each defined here once: the option values that configs, cell
+parameters, estimators and the command line all accept (benchopt-style status-as-names).
+
+A leaf module (no imports), so the command line can offer the choices without loading numba or
+matplotlib. The methods themselves are described in `rbrepro.models.registry`.
+"""
+
+#: the Laplacian kernel's distance: l1 (the product kernel RB approximates) or euclidean (the
+#: authors' baselines, docs/authors-protocol.md); features.laplacian computes both
+KERNELS = ("l1", "euclidean")
+#: the ridge solvers of an explicit feature matrix (models.feature_ridge)
+RIDGE_SOLVERS = ("cg", "pcg", "direct")
+#: every solver a cell can name: "default" is the method's own, rcd the parallel L1 solver of §4
+SOLVERS = ("default", *RIDGE_SOLVERS, "rcd")
+#: rcd's losses (solvers._rcd_kernels holds their numeric codes)
+LOSSES = ("square", "squared_hinge", "logistic")
+#: rcd with several threads: async (Alg. 2 as the paper runs it) or sync (a barrier per block)
+VARIANTS = ("async", "sync")
+#: feature scaling of a cell (data.load): default is the dataset registry's own choice
+SCALINGS = ("default", "minmax", "maxabs", "maxabs-all", "published")
+#: what a user's datasets file may register for its data (the per-file choices of SCALINGS)
+FILE_SCALINGS = ("minmax", "maxabs", "published")
+#: the paper's figures that rbrepro draws (plots)
+FIGURES = ("fig3", "fig4", "fig5", "fig6")
+#: rb's grid draws: numpy (numpy's generator from the seed) or authors (their C++ draws replayed)
+RNGS = ("numpy", "authors")
+#: standard (docs/design.md §2 metrics) or authors (their Performance: a tie is wrong, labels 0 ... C-1)
+SCORINGS = ("standard", "authors")
+#: a sweep's protocol (docs/design.md §2a)
+PROTOCOLS = ("fair", "as-published", "custom")
+#: where a band of seeds is run: at the chosen sigma, or at every sigma of the grid
+BAND_AT = ("chosen", "grid")
