@@ -253,7 +253,8 @@ def test_hand_made_cell_files_are_run_again_not_taken_as_finished(tmp_path, cont
     from rbrepro.sweep.backends import LocalBackend
     from rbrepro.sweep.config import parse_config
     from rbrepro.sweep.keys import cell_key
-    from rbrepro.sweep.runner import fingerprints_for, run_sweep
+    from rbrepro.sweep.plan import fingerprints_for
+    from rbrepro.sweep.runner import run_sweep
 
     cfg = parse_config("name: c\ndatasets:\n  digits: {sigma: [0.3], R: [8]}\n", "c.yaml")
     key = cell_key(cfg.cells()[0], fingerprints_for(cfg, cfg.cells())["digits"])

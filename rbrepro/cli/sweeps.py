@@ -68,8 +68,8 @@ def sweep(
     from rbrepro.memory import memory_limit_bytes
     from rbrepro.sweep.backends import DaskBackend, LocalBackend, default_workers
     from rbrepro.sweep.config import load_config
-    from rbrepro.sweep.runner import fingerprints_for, run_sweep, select
-    from rbrepro.sweep.store import cell_states
+    from rbrepro.sweep.plan import plan_sweep
+    from rbrepro.sweep.runner import run_sweep, select
 
     cfg = _guard(lambda: load_config(config))
     unknown = [d for d in dataset if d not in {g.name for g in cfg.datasets}]
@@ -91,23 +91,17 @@ def sweep(
         if not source.is_dir():
             _fail(f"--reuse-from {source}: no such results folder")
     if dry_run:
-        unavailable: dict = {}
-        prints = _guard(lambda: fingerprints_for(cfg, grid_cells, data_dir, mirror, unavailable))
-        for name, why in sorted(unavailable.items()):
+        plan = _guard(lambda: plan_sweep(cfg, out_dir, narrow, data_path=data_dir, mirror=mirror))
+        for name, why in sorted(plan.unavailable.items()):
             typer.echo(f"{name}: not available here, no cells: {why}")
-        grid_cells = [c for c in grid_cells if c.dataset not in unavailable]
-        states = cell_states(grid_cells, out_dir, prints, reuse_stale)
-        n_selecting = len([c for c in narrow(cfg.selection_cells()) if c.dataset not in unavailable])  # listed first
-        for i, s in enumerate(states):
+        states = plan.states(reuse_stale)
+        for s in states:
             p = s.params
             typer.echo(f"{s.key} {s.status:7s} {p.dataset} {p.method} sigma={p.sigma:g} R={p.R} lam={p.lam:g} "
                        f"seed={p.seed} threads={p.threads}" + (f" variant={p.variant}" if p.solver == "rcd" else "")
-                       + (f" [selects sigma on {p.evaluate_on} data]" if i < n_selecting else ""))
+                       + (f" [selects sigma on {p.evaluate_on} data]" if p.evaluate_on == "validation" else ""))
         n_done = sum(s.status in ("done", "skipped") for s in states)
-        pending = " (plus the chosen-sigma cells once selection is done)" if cfg.selection_cells() else ""
-        if cfg.band_seeds and cfg.band_at == "chosen":
-            pending += f" (plus {len(cfg.band_seeds)} band seed(s) at each chosen sigma)"
-        typer.echo(f"{len(states)} cells{pending}, {n_done} done, {sum(s.status == 'failed' for s in states)} "
+        typer.echo(f"{len(states)} cells{plan.later}, {n_done} done, {sum(s.status == 'failed' for s in states)} "
                    f"failed, {len(states) - n_done} to run -> {out_dir}")
         return
     n_workers = workers or default_workers(grid_cells, cfg.exclusive)

@@ -74,7 +74,7 @@ class LocalBackend:
 
     def run(self, jobs: list[tuple[str, tuple]], on_row: Callable[[str, dict], None],
             estimates: dict[str, float] | None = None) -> None:
-        """Run jobs (key, task args); `estimates` maps keys to the cell's estimated bytes."""
+        """Run jobs (`plan.Job`: key, task args); `estimates` maps keys to the cell's estimated bytes."""
         estimates = estimates or {}
         admission = Admission(self.workers, self.memory_budget)
         overlap = _Overlap()

@@ -33,6 +33,7 @@ from rbrepro.provenance import provenance
 from rbrepro.sweep.backends import LocalBackend, default_workers
 from rbrepro.sweep.config import SweepConfig
 from rbrepro.sweep.keys import params_key
+from rbrepro.sweep.plan import CellTask, Job, SweepCounts, SweepPlan, plan_sweep
 from rbrepro.sweep.store import (
     CSV_NAME,
     UNAVAILABLE_NAME,
@@ -69,20 +70,6 @@ def _chosen_sigma(config: SweepConfig, out: Path, fingerprints: dict, reuse_stal
     source = config.selection_cells() if config.selection.on == "validation" else config.cells()
     rows = [s.row for s in cell_states(source, out, fingerprints, reuse_stale) if s.status == "done"]
     return config.choose_sigma(rows)
-
-def fingerprints_for(config: SweepConfig, cells: Iterable[CellParams], data_path=None, mirror=None,
-                     unavailable: dict | None = None) -> dict:
-    """dataset -> fingerprint of the data its cells would train on (fetching what is missing).
-    Datasets whose files cannot be had are put in `unavailable` (name -> why), if given."""
-    from rbrepro.data.load import dataset_availability
-
-    names = sorted({c.dataset for c in cells})
-    found = {}
-    for n in names:
-        found[n], why = dataset_availability(config.user_datasets.get(n, n), data_path, mirror)
-        if why and unavailable is not None:
-            unavailable[n] = why
-    return found
 
 def annotate(frame: pd.DataFrame, config: SweepConfig, chosen: dict) -> pd.DataFrame:
     """Mark the rows sigma selection chose: `selected` (the chosen sigma of its dataset, method
@@ -122,7 +109,6 @@ def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams] | None = N
     `reuse_from`: other sweeps' folders whose finished cells of the same key (the same
     parameters, data and algorithms, so the same computation) are taken instead of run again
     (`reused_row`); counted in `reused`."""
-    narrow_cli = narrow or (lambda cs: cs)
     limit = memory_limit_bytes(memory_limit_gb)
     with sweep_lock(out):
         claim_folder(out, config.name)
@@ -130,43 +116,38 @@ def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams] | None = N
             stale.unlink(missing_ok=True)  # temp files of a killed run: never read, now removed
         write_text_atomic(out / "config.resolved.yaml",
                           yaml.safe_dump({**config.to_dict(), "provenance": provenance()}, sort_keys=False))
-        unavailable: dict = {}
-        selection_cells = config.selection_cells()
-        fingerprints = fingerprints_for(config, [*selection_cells, *config.cells(), *(cells or [])],
-                                        data_path, mirror, unavailable)
+        plan = plan_sweep(config, out, narrow, cells, data_path, mirror)
+        fingerprints, unavailable = plan.fingerprints, plan.unavailable
         write_text_atomic(out / UNAVAILABLE_NAME, json.dumps(unavailable, indent=1, sort_keys=True) + "\n")
-
-        def narrow(cs):
-            return [c for c in narrow_cli(cs) if c.dataset not in unavailable]
-
-        def run(todo_cells):
-            _run_states(config, out, cell_states(todo_cells, out, fingerprints, reuse_stale, limit), data_path,
-                        mirror, backend, on_progress, counts, fingerprints, memory_limit_gb, sources)
-
         sources = [Path(p) for p in reuse_from if Path(p).resolve() != Path(out).resolve()]
-        counts = {"total": 0, "done": 0, "failed": 0, "skipped": 0, "ran": 0, "aside": 0, "reused": 0}
-        if selection_cells:  # choosing on validation data: those cells first, then the chosen sigmas on test
-            run(narrow(selection_cells))
+        counts = SweepCounts(unavailable=unavailable)
+        run = functools.partial(_run_phase, plan, data_path=data_path, mirror=mirror, backend=backend,
+                                on_progress=on_progress, counts=counts, memory_limit_gb=memory_limit_gb,
+                                sources=sources, reuse_stale=reuse_stale, limit=limit)
+
+        def narrowed(cs):
+            return [c for c in (narrow or (lambda x: x))(cs) if c.dataset not in unavailable]
+
+        run(list(plan.selection))  # choosing on validation data: those cells first, then the chosen sigmas on test
         chosen = _chosen_sigma(config, out, fingerprints, reuse_stale)
         sigma_of = {k: v[0] for k, v in chosen.items()}
-        run(narrow(config.cells(sigma_of) if cells is None else cells))
+        run(narrowed(config.cells(sigma_of)) if cells is None else list(plan.cells))
         if config.selection is not None and config.selection.on == "test":  # the test grid just ran: its rows choose
             chosen = _chosen_sigma(config, out, fingerprints, reuse_stale)
             sigma_of = {k: v[0] for k, v in chosen.items()}
             if cells is None:  # methods that take another's choice (per: exact) run now
-                run(narrow(config.cells(sigma_of)))
+                run(narrowed(config.cells(sigma_of)))
         band = config.band_cells(sigma_of) if cells is None else []
         if band:  # the extra seeds that make each published point a band
-            run(narrow(band))
-        config_cells = [c for c in (*selection_cells, *config.cells(sigma_of), *band, *(cells or []))
+            run(narrowed(band))
+        config_cells = [c for c in (*config.selection_cells(), *config.cells(sigma_of), *band, *(cells or []))
                         if c.dataset not in unavailable]  # cells of a dataset gone since are not results
         states = cell_states(config_cells, out, fingerprints, reuse_stale, limit)
         known = {s.key: s.row for s in states if s.row is not None}  # read once, not again by assemble_csv
-        _, counts["aside"] = assemble_csv(out, [s.key for s in states], lambda frame: annotate(frame, config, chosen),
-                                          known=known)
-        counts.pop("keys", None)
-        counts["unavailable"] = unavailable
-        return counts
+        _, counts.aside = assemble_csv(out, [s.key for s in states], lambda frame: annotate(frame, config, chosen),
+                                       known=known)
+        return counts.as_dict()
+
 
 def _published(folder: Path) -> dict[str, dict]:
     csv = folder / CSV_NAME
@@ -196,10 +177,13 @@ def reused_row(key: str, sources: Iterable[Path], config: SweepConfig) -> dict |
                 "figure": config.figure, "protocol": config.protocol}
     return None
 
-def _run_states(config, out, states, data_path, mirror, backend, on_progress, counts, fingerprints,
-                memory_limit_gb=None, sources=()):
+def _run_phase(plan: SweepPlan, cells: list[CellParams], *, data_path, mirror, backend, on_progress,
+               counts: SweepCounts, memory_limit_gb, sources, reuse_stale: bool, limit: float) -> None:
+    """Run one phase's cells (selection, test or band) that are not done: take what `sources`
+    have, queue the rest as jobs on the backend, and write each row as it comes."""
+    config, out, fingerprints = plan.config, plan.out, plan.fingerprints
+    states = cell_states(cells, out, fingerprints, reuse_stale, limit)
     todo = [s for s in states if s.status in ("todo", "failed")]
-    finished_keys = counts.setdefault("keys", [])  # every phase's finished cells, for the CSV mid-sweep
     if sources:
         still = []
         for s in todo:
@@ -209,15 +193,15 @@ def _run_states(config, out, states, data_path, mirror, backend, on_progress, co
                 continue
             write_text_atomic(cell_path(out, s.key), json.dumps(row, default=json_default) + "\n")
             s.status, s.row = "done", row
-            counts["reused"] += 1
+            counts.reused += 1
         todo = still
-    finished_keys.extend(s.key for s in states if s.status in ("done", "skipped"))
-    counts["total"] += len(states)
-    counts["done"] += sum(s.status == "done" for s in states)
-    counts["skipped"] += sum(s.status == "skipped" for s in states)
-    counts["ran"] += len(todo)
+    counts.finished_keys.extend(s.key for s in states if s.status in ("done", "skipped"))
+    counts.total += len(states)
+    counts.done += sum(s.status == "done" for s in states)
+    counts.skipped += sum(s.status == "skipped" for s in states)
+    counts.ran += len(todo)
     if on_progress:
-        on_progress(counts["done"] + counts["skipped"], counts["failed"], counts["total"])
+        on_progress(counts.done + counts.skipped, counts.failed, counts.total)
     if not todo:
         return
     backend = backend or LocalBackend(default_workers([s.params for s in todo], config.exclusive),
@@ -240,19 +224,25 @@ def _run_states(config, out, states, data_path, mirror, backend, on_progress, co
         write_row(out, key, row)
         known[key] = row
         status = row.get("status")
-        counts["done" if status == "ok" else "skipped" if status == "skipped" else "failed"] += 1
-        finished_keys.append(key)
+        if status == "ok":
+            counts.done += 1
+        elif status == "skipped":
+            counts.skipped += 1
+        else:
+            counts.failed += 1
+        counts.finished_keys.append(key)
         pending[0] -= 1
         if time.monotonic() - last_csv[0] >= CSV_EVERY_S or pending[0] == 0:
-            assemble_csv(out, finished_keys, known=known)  # mid-sweep: at most every CSV_EVERY_S
+            assemble_csv(out, counts.finished_keys, known=known)  # mid-sweep: at most every CSV_EVERY_S
             last_csv[0] = time.monotonic()
         if on_progress:
-            on_progress(counts["done"] + counts["skipped"], counts["failed"], counts["total"])
+            on_progress(counts.done + counts.skipped, counts.failed, counts.total)
 
-    jobs = [(s.key, (s.params, config.user_datasets.get(s.params.dataset, s.params.dataset), data_path, mirror,
-                     memory_limit_gb))
+    jobs = [Job(s.key, CellTask(s.params, config.user_datasets.get(s.params.dataset, s.params.dataset), data_path,
+                                mirror, memory_limit_gb))
             for s in by_key.values()]
-    backend.run(jobs, on_row, {key: cell_memory_estimate(args[0], args[1]) for key, args in jobs})
+    backend.run(jobs, on_row, {job.key: cell_memory_estimate(job.args.params, job.args.dataset_ref) for job in jobs})
+
 
 def cell_memory_estimate(params: CellParams, dataset) -> float:
     """Bytes a cell's big arrays need, from the dataset's published size (0 when unknown):
