@@ -6,6 +6,7 @@ import bz2
 import functools
 import hashlib
 import http.server
+import inspect
 import lzma
 import os
 import threading
@@ -98,3 +99,20 @@ def real_mirror() -> Path:
     if not (MIRROR / "MANIFEST.tsv").exists():
         pytest.skip(f"the real LIBSVM mirror is not at {MIRROR} (set RBREPRO_TEST_MIRROR to point at it)")
     return MIRROR
+
+
+#: what a test's source calls when it runs the CLI in a child process (tests/cli_runner.py and the
+#: thin wrappers over it that test files define)
+_CHILD_PROCESS_CALLS = ("rbrepro(", "run_cli(", "_cli(", "CLI,", "*CLI", "PY,", "*PY", "subprocess.")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark `subprocess` every test whose body runs the command line in a child process."""
+    for item in items:
+        function = getattr(item, "function", None)
+        try:
+            source = inspect.getsource(function) if function is not None else ""
+        except (OSError, TypeError):
+            continue
+        if any(call in source for call in _CHILD_PROCESS_CALLS):
+            item.add_marker(pytest.mark.subprocess)

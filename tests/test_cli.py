@@ -1,14 +1,12 @@
 """Round trips through the real command line (subprocesses), against a loopback HTTP mirror."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
 
 from rbrepro.sweep.store import sweep_lock
+from tests.cli_runner import run_cli
 
 CONFIG = """\
 name: rt
@@ -22,13 +20,9 @@ datasets:
 
 
 def rbrepro(*args, env_extra=None, cwd=None, check=True):
-    env = {**os.environ, **(env_extra or {})}
-    env.pop("RBREPRO_MIRROR", None) if env_extra is not None and "RBREPRO_MIRROR" not in env_extra else None
-    proc = subprocess.run([sys.executable, "-m", "rbrepro", *map(str, args)], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=300)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"rbrepro {' '.join(map(str, args))} failed ({proc.returncode}):\n{proc.stderr}")
-    return proc
+    """The CLI; with `env_extra`, the caller's RBREPRO_MIRROR is dropped unless it is given there."""
+    drop = ("RBREPRO_MIRROR",) if env_extra is not None and "RBREPRO_MIRROR" not in env_extra else ()
+    return run_cli(*args, env=env_extra, cwd=cwd, check=check, drop=drop)
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import http.server
 import json
 import lzma
 import os
-import resource
 import socket
 import subprocess
 import sys
@@ -28,26 +27,13 @@ from rbrepro.data.libsvm import ParseError, parse_libsvm
 from rbrepro.data.load import data_dir, load_dataset
 from rbrepro.data.registry import get_spec
 from rbrepro.data.user import spec_from_files, spec_from_path
+from tests.cli_runner import one_line_error, run_cli
 from tests.conftest import make_binary_problem, write_libsvm
 from tests.loopback import Behaviour, serve
 
 
 def rbrepro(*args, env=None, cwd=None, max_file_bytes=None, timeout=120):
-    """The CLI in a child process; `max_file_bytes` caps any file it writes (RLIMIT_FSIZE)."""
-    def cap():
-        if max_file_bytes:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
-    return subprocess.run([sys.executable, "-m", "rbrepro", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, cwd=cwd, timeout=timeout, preexec_fn=cap)
-
-
-def one_line_error(proc, *needles):
-    """Exit status 2 and exactly one error line, holding every needle."""
-    lines = [line for line in proc.stderr.strip().splitlines() if "━" not in line]
-    assert proc.returncode == 2 and len(lines) == 1, (proc.returncode, proc.stderr)
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
+    return run_cli(*args, env=env, cwd=cwd, max_file_bytes=max_file_bytes, timeout=timeout)
 
 
 def within(seconds, fn):

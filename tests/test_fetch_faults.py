@@ -4,7 +4,6 @@ import bz2
 import lzma
 import os
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ from rbrepro.data.fetch import FetchError, fetch_dataset
 from rbrepro.data.libsvm import ParseError
 from rbrepro.data.load import ContentError, load_dataset
 from rbrepro.data.registry import get_spec
+from tests.cli_runner import CLI
 from tests.conftest import make_binary_problem, write_libsvm, write_manifest
 from tests.loopback import Behaviour, serve
 
@@ -117,7 +117,7 @@ def test_two_processes_fetching_at_once_do_the_work_once(server, tmp_path):
     url, root, b = server
     b.delay_s = 0.02  # make the transfers overlap
     env = {**os.environ, "RBREPRO_DATA": str(tmp_path / "data")}
-    procs = [subprocess.Popen([sys.executable, "-m", "rbrepro", "fetch", "ijcnn1", "--mirror", url, "-q"],
+    procs = [subprocess.Popen([*CLI, "fetch", "ijcnn1", "--mirror", url, "-q"],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=240) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs

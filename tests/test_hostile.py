@@ -16,24 +16,14 @@ from hypothesis import strategies as st
 from rbrepro.data.atomic import atomic_path
 from rbrepro.data.libsvm import ParseError, parse_libsvm
 from rbrepro.models.persist import ModelFileError, load_model
+from tests.cli_runner import one_line_error, run_cli
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "libsvm"
 needs_mirror = pytest.mark.skipif(not (SHARED / "MANIFEST.tsv").exists(), reason="needs the mirror in ../shared/data/libsvm")
 
 
 def rbrepro(*args, env=None, cwd=None):
-    return subprocess.run([sys.executable, "-m", "rbrepro", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, cwd=cwd, timeout=300)
-
-
-def one_line_error(proc, *needles):
-    """Exit status 2 and exactly one error line (progress bars of a fetch may come before it)."""
-    lines = [line for line in proc.stderr.strip().splitlines() if "━" not in line]
-    assert proc.returncode == 2 and len(lines) == 1, (proc.returncode, proc.stderr)
-    assert "Traceback" not in proc.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
+    return run_cli(*args, env=env, cwd=cwd)
 
 
 # --- LIBSVM input with the width inferred -------------------------------------------------------------

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +10,7 @@ import pytest
 
 from rbrepro.published import build_table, published_table
 from rbrepro.report.fidelity import BETTER, REPRODUCED, WORSE, Counts, compare_points, draw_matches, no_worse, verdict
+from tests.cli_runner import run_cli
 
 REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "authors-figure-data"
 
@@ -96,8 +95,7 @@ def test_the_compare_command_prints_every_point_and_the_count(tmp_path):
     for column in ("train_metric", "train_s", "D"):
         frame[column] = 1.0
     frame.to_csv(out / "results.csv", index=False)
-    run = subprocess.run([sys.executable, "-m", "rbrepro", "compare", str(out)],
-                         capture_output=True, text=True)
+    run = run_cli("compare", out)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert any("rb" in ln and "R=16" in ln and ln.endswith("worse") and "95.0055" in ln for ln in lines)
@@ -105,5 +103,5 @@ def test_the_compare_command_prints_every_point_and_the_count(tmp_path):
     assert "one-sided 'no worse': 2" in lines[-2]
     frame["figure"] = "fig4"
     frame.to_csv(out / "results.csv", index=False)
-    run = subprocess.run([sys.executable, "-m", "rbrepro", "compare", str(out)], capture_output=True, text=True)
+    run = run_cli("compare", out)
     assert run.returncode == 2 and "Fig. 3 and Fig. 5 sweeps only" in run.stderr

@@ -22,10 +22,11 @@ from rbrepro.data.load import load_dataset, load_parsed
 from rbrepro.data.user import _basename, spec_from_path
 from rbrepro.sweep import store
 from rbrepro.sweep.config import ConfigError, parse_config
+from tests.cli_runner import CLI
 from tests.conftest import make_binary_problem, write_libsvm, write_manifest
 from tests.loopback import Behaviour, serve
 
-PY = [sys.executable, "-m", "rbrepro"]
+PY = CLI  # Popen'd directly where a test kills or times the child
 
 
 # --- faults ---------------------------------------------------------------------------

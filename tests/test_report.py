@@ -4,8 +4,6 @@ number makes it stale, and each claim's rule gives the verdict its thresholds sa
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -13,6 +11,7 @@ import pytest
 
 from rbrepro.report import claims as C
 from rbrepro.report.render import REPORT_BEGIN, REPORT_END, build_report, check_report, write_report
+from tests.cli_runner import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,8 +42,7 @@ def test_a_changed_number_makes_the_report_stale_and_the_command_says_so(tmp_pat
     frame.loc[frame["method"] == "rb", "test_metric"] += 1.0
     frame.to_csv(csv, index=False)
     assert check_report(root) == ["REPRODUCTION.md", "README.md"]
-    run = subprocess.run([sys.executable, "-m", "rbrepro", "report", "--check", "--root", str(root)],
-                         capture_output=True, text=True)
+    run = run_cli("report", "--check", "--root", root)
     assert run.returncode == 1 and "REPRODUCTION.md, README.md differ" in run.stderr
 
 

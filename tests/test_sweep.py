@@ -18,6 +18,7 @@ from rbrepro.sweep.backends import LocalBackend
 from rbrepro.sweep.config import ConfigError, parse_config
 from rbrepro.sweep.keys import cell_key
 from rbrepro.sweep.runner import run_sweep
+from tests.cli_runner import CLI
 
 COMPARE = ["dataset", "method", "sigma", "R", "seed", "threads", "test_metric", "train_metric", "D", "cg_iterations",
            "status"]
@@ -221,7 +222,7 @@ KILL_CONFIG = "name: k\nseeds: [0, 1, 2, 3]\ndatasets:\n  digits: {sigma: [0.1, 
 
 
 def _sweep_cmd(config, out, *extra):
-    return [sys.executable, "-m", "rbrepro", "sweep", str(config), "--out", str(out), "-q", *extra]
+    return [*CLI, "sweep", str(config), "--out", str(out), "-q", *extra]
 
 
 def _kill(proc, target: str, rng) -> None:

@@ -22,16 +22,13 @@ from rbrepro.sweep.backends import LocalBackend
 from rbrepro.sweep.config import parse_config
 from rbrepro.sweep.keys import cell_key
 from rbrepro.sweep.runner import run_sweep
+from tests.cli_runner import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def rbrepro(*args, cwd=None, env=None, check=True, timeout=300):
-    proc = subprocess.run([sys.executable, "-m", "rbrepro", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, env={**os.environ, **(env or {})}, timeout=timeout)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"rbrepro {' '.join(map(str, args))} failed ({proc.returncode}):\n{proc.stderr}")
-    return proc
+    return run_cli(*args, cwd=cwd, env=env, check=check, timeout=timeout)
 
 
 @pytest.fixture

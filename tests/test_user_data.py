@@ -1,9 +1,6 @@
 """The user's own data: YAML-registered datasets, files named on the command line, CSV, census --from."""
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -12,12 +9,12 @@ import pytest
 from rbrepro.data.load import load_dataset, resolve_spec
 from rbrepro.data.user import load_datasets_file
 from rbrepro.sweep.config import ConfigError, load_config
+from tests.cli_runner import run_cli
 from tests.conftest import make_binary_problem, write_libsvm
 
 
 def _cli(*args, env):
-    return subprocess.run([sys.executable, "-m", "rbrepro", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=300)
+    return run_cli(*args, env=env)
 
 
 @pytest.fixture
