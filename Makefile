@@ -99,7 +99,7 @@ figures-mini: $(STAMP)
 # Long variants of the fault and bad-input suites: 15 SIGKILLs of a sweep at random moments,
 # property tests with thousands of examples (not part of CI).
 soak: $(STAMP)
-	RBREPRO_SOAK=15 $(BIN)/python -m pytest -q tests/test_sweep.py tests/test_reliability.py \
+	RBREPRO_SOAK=15 $(BIN)/python -m pytest -q tests/test_sweep.py tests/test_fault_injection.py \
 	  tests/test_fetch_faults.py tests/test_libsvm_parser.py -k "sigkill or property or fetch or rejects"
 
 # The hostile-input battery: 70 bad inputs and 7 injected faults through the real CLI; prints one
