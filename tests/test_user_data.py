@@ -54,6 +54,20 @@ def test_bad_datasets_files_name_the_place(tmp_path, text, fragment):
 
 
 @pytest.mark.slow
+def test_train_scores_on_a_test_file_given_with_test_and_quiet_prints_only_the_result(files, tmp_path):
+    env = {"RBREPRO_DATA": str(tmp_path / "d")}
+    proc = _cli("train", files / "train.libsvm", "--test", files / "test.libsvm", "-R", "32", "--sigma", "1", "-q",
+                env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == "" and len(proc.stdout.strip().splitlines()) == 1  # -q: the result line alone
+    row = json.loads(_cli("train", files / "train.libsvm", "--test", files / "test.libsvm", "-R", "32", "--json",
+                          env=env).stdout)
+    assert row["n_train"] == 400 and row["n_test"] == 100  # every training row trains; the test file scores
+    refused = _cli("train", "digits", "--test", files / "test.libsvm", env=env)
+    assert refused.returncode == 2 and "'digits' is a registered dataset with its own test split" in refused.stderr
+
+
+@pytest.mark.slow
 def test_a_file_named_on_the_command_line_trains(files, tmp_path):
     spec = resolve_spec(str(files / "train.libsvm"), tmp_path)
     assert spec.name == "train" and spec.source == "user"

@@ -138,6 +138,9 @@ def train(
     save_model: Optional[Path] = typer.Option(None, "--save-model", help="Write the fitted model here (.npz, no "
                                               "pickle) for `rbrepro predict`."),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object: the result row."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars (fetch, parse): only the result."),
+    test: Optional[Path] = typer.Option(None, "--test", help="Score on this LIBSVM/CSV file instead of a split of "
+                                                             "NAME (then a training file too)."),
     mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
     datasets: Optional[Path] = typer.Option(None, "--datasets", help=DATASETS_HELP),
@@ -160,8 +163,8 @@ def train(
                         maxit=maxit, tol=tol, center=center, seed=seed, threads=threads, loss=loss.value,
                         epochs=epochs, variant=variant.value, memory_limit_gb=memory_limit, scaling=scaling.value)
     _guard(params.validate)
-    data = _guard(lambda: load_dataset(name, data_dir, mirror, progress=not as_json, datasets_file=datasets,
-                                       scaling=scaling.value))
+    data = _guard(lambda: load_dataset(name, data_dir, mirror, progress=not (as_json or quiet), datasets_file=datasets,
+                                       scaling=scaling.value, test_file=test))
     weight = (1e-4 if l1 is None else l1) if rcd else (data.info["spec"].lam if lam is None else lam)
     params = replace(params, dataset=data.name, lam=weight)
     models: list = []

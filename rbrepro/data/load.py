@@ -252,7 +252,7 @@ def split_sizes(n: int, spec: DatasetSpec) -> int:
 
 
 def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bool = True, progress: bool = True,
-                 datasets_file=None, scaling: str = "default") -> Dataset:
+                 datasets_file=None, scaling: str = "default", test_file: str | Path | None = None) -> Dataset:
     """Load a dataset ready for training (split and scaled per docs/design.md §3).
 
     `name` is a registry name, a name from a datasets YAML file (`datasets_file` or
@@ -262,10 +262,16 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
     "minmax" (each column to [0, 1] on the training split), "maxabs" (each column divided by
     its maximum |x| on the training split), "maxabs-all" (the same over every row, training and
     test, before the split: the authors' cadata, docs/authors-protocol.md) or "published" (as the
-    file has it).
+    file has it). `test_file`: score on this file instead of a split of `name`, which must then be
+    a file too (a registered dataset has its own test split).
     """
     if scaling not in SCALINGS:
         raise InvalidParameter(f"scaling {scaling!r} is not available; choose from {', '.join(SCALINGS)}")
+    if test_file is not None:
+        if not isinstance(name, str) or not _names_a_file(name):
+            raise InvalidParameter(f"a test file ({test_file}) pairs with a training file, but {name!r} is a "
+                                   f"registered dataset with its own test split; give the training file's path")
+        name = user.spec_from_path(name, str(test_file))
     root = data_dir(data_path)
     spec = resolve_spec(name, root, user_datasets(datasets_file))
     if spec.source.startswith("sklearn:"):
