@@ -208,3 +208,21 @@ def test_only_the_users_errors_become_one_line_a_bug_keeps_its_traceback():
     from rbrepro.memory import MemoryLimitError
     from rbrepro.yamlconf import ConfigError
     assert all(issubclass(k, RbreproError) for k in (ParseError, MemoryLimitError, ConfigError))
+
+
+def test_verbose_and_log_file_say_what_was_done(tmp_path):
+    """-v shows the work on stderr; --log-file keeps it with timestamps; neither touches stdout."""
+    log = tmp_path / "run.log"
+    proc = rbrepro("-v", "--log-file", log, "train", "digits", "-R", "16", "--sigma", "0.3", "-q", cwd=tmp_path,
+                   env_extra={"RBREPRO_DATA": str(tmp_path / "d")})
+    assert "rbrepro: fit rb R=16 sigma=0.3 on digits" in proc.stderr
+    assert proc.stdout.startswith("digits: rb R=16") and len(proc.stdout.splitlines()) == 1
+    lines = log.read_text().splitlines()
+    assert any(" INFO rbrepro.models.cell: fit rb R=16" in line for line in lines)
+    assert all(line[:4].isdigit() for line in lines)  # each line starts with its timestamp
+    quiet = rbrepro("train", "digits", "-R", "16", "--sigma", "0.3", "-q", cwd=tmp_path,
+                    env_extra={"RBREPRO_DATA": str(tmp_path / "d")})
+    assert quiet.stderr == ""  # silent unless asked
+    bad = rbrepro("--log-file", tmp_path / "no" / "such" / "dir.log", "train", "digits", cwd=tmp_path, check=False)
+    assert bad.returncode == 2 and "--log-file" in bad.stderr and "Traceback" not in bad.stderr
+

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Optional
+
 import typer
 
 app = typer.Typer(
@@ -27,8 +30,21 @@ def _version(value: bool):
 def main_options(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                  help="Print the version (and the git commit of a checkout) and exit."),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True,
+                                help="Say what is being done on stderr: fetches, cache use, fits, sweep phases "
+                                     "and cells (-vv: more detail)."),
+    log_file: Optional[Path] = typer.Option(None, "--log-file", help="Append a timestamped log of the same (and "
+                                                                     "the detail) to this file."),
 ):
     """Reproduce 'Revisiting Random Binning Features' (Wu et al., KDD'16): fetch the LIBSVM datasets,
     build random features, train kernel models, run sweeps from YAML configs and plot the paper's
     figures. sigma is an inverse kernel width: k(x, y) = exp(-sigma d(x, y)), d the L1 distance
     unless --kernel euclidean says otherwise (baselines only)."""
+    from rbrepro.logs import configure
+
+    try:
+        configure(verbose, log_file)
+    except OSError as exc:
+        from rbrepro.cli.common import _fail
+
+        _fail(f"--log-file {log_file}: cannot open it: {exc.strerror or exc}")

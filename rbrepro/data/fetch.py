@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,8 @@ from rbrepro.data.inputs import InputFileError, open_regular, redact, regular_st
 from rbrepro.data.records import _SHA256, HashLock, _int_or_none, file_lock, read_record, write_record
 from rbrepro.data.registry import SITE_BASE, DataFile, DatasetSpec
 from rbrepro.data.transfer import FetchError, Limits, _copy, _download, _read_remote_text
+
+log = logging.getLogger(__name__)
 
 __all__ = ["FetchError", "HashLock", "Source", "fetch_dataset", "fetch_file", "file_lock", "is_own_local_file",
            "lock_key", "read_manifest", "read_record", "sha256_file", "write_record"]
@@ -183,6 +186,7 @@ def _fetch_own_file(file: DataFile, src: Path, dest: Path, raw_dir: Path, key: s
             return dest  # unchanged since it was copied
         dest.parent.mkdir(parents=True, exist_ok=True)
         part = dest.with_name(dest.name + ".part")
+        log.info("%s: copying the user's file %s", file.path, src)
         digest, st = _copy(src, part, src.name, progress)
         if rec and rec.get("sha256") == digest:
             part.unlink()  # touched, not changed: the copy (and its parse) stay
@@ -210,12 +214,14 @@ def fetch_file(file: DataFile, source: Source, raw_dir: Path, manifest: dict[str
     with file_lock(_file_lock_path(raw_dir, file)):
         rec = read_record(dest)
         if dest.exists() and expected and rec and rec["sha256"] == expected:
+            log.debug("%s: verified copy in %s reused", file.path, raw_dir)
             return dest  # verified before, unchanged since
         if dest.exists() and expected and sha256_file(dest) == expected:
             write_record(dest, expected, key, expected_rows)
             return dest
         dest.parent.mkdir(parents=True, exist_ok=True)
         part = dest.with_name(dest.name + ".part")
+        log.info("%s: fetching from %s", file.path, redact(str(where)))
         if is_local:
             digest, _ = _copy(Path(where), part, file.path, progress)
         else:
@@ -231,6 +237,8 @@ def fetch_file(file: DataFile, source: Source, raw_dir: Path, manifest: dict[str
         if not expected:
             lock.record(key, digest)
         write_record(dest, digest, key, expected_rows)
+        log.info("%s: fetched, sha256 %s (%s)", file.path, digest[:16],
+                 f"checked against {pinned_by}" if expected else "first copy, recorded")
     return dest
 
 def is_own_local_file(file: DataFile) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,6 +26,8 @@ from rbrepro.data.inputs import redact
 from rbrepro.data.registry import DataFile, DatasetSpec, get_spec
 from rbrepro.errors import InvalidParameter, MissingData, RbreproError
 from rbrepro.vocabulary import SCALINGS
+
+log = logging.getLogger(__name__)
 
 TRAIN_SHARE = 0.8
 
@@ -135,7 +138,10 @@ def load_parsed(raw: Path, n_features: int, cache_dir: Path, fmt: str = "libsvm"
     cache = cache_dir / (key + ".npz")
     with file_lock(cache_dir.parent / "locks" / (key + ".parse.lock")):
         parsed = libsvm.load_cache(cache, digest)
+        if parsed is not None:
+            log.debug("%s: parsed rows read from the cache %s", raw.name, cache)
         if parsed is None or (n_features and parsed.X.shape[1] != n_features):
+            log.info("%s: parsing (the cache is missing or older than the file)", raw.name)
             parsed = parse_csv(raw, n_features) if fmt == "csv" else \
                 libsvm.parse_libsvm(raw, n_features, repairs=repairs)
             libsvm.save_cache(parsed, cache, digest)

@@ -9,6 +9,7 @@ a few rows first, so the times exclude numba compilation.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import asdict, dataclass
 
@@ -28,6 +29,8 @@ from rbrepro.models.registry import METHOD_NAMES, METHODS, RCD_METHODS
 from rbrepro.provenance import provenance
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.vocabulary import KERNELS, LOSSES, RNGS, SCALINGS, SCORINGS, SOLVERS, VARIANTS
+
+log = logging.getLogger(__name__)
 
 #: Bumped whenever a change of code changes results, so cached cells of older code are not reused:
 #: 3 = RLCM's block leaf rule, Nystrom's direct solve, the kernel choice, the estimator classes;
@@ -225,4 +228,6 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None) -
         "error": "",
         **provenance(),
     }
+    log.info("fit %s R=%s sigma=%g on %s: D=%s, train %.3f s, test %s %.4g", params.method, params.R, params.sigma,
+             data.name, row.get("D"), row.get("train_s", float("nan")), row.get("metric"), row.get("test_metric"))
     return row

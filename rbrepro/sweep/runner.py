@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Callable, Iterable
@@ -48,6 +49,8 @@ from rbrepro.sweep.store import (
     sweep_lock,
     write_row,
 )
+
+log = logging.getLogger(__name__)
 
 #: a running sweep rebuilds results.csv at most this often (and once at its end)
 CSV_EVERY_S = 2.0
@@ -200,6 +203,9 @@ def _run_phase(plan: SweepPlan, cells: list[CellParams], *, data_path, mirror, b
     counts.done += sum(s.status == "done" for s in states)
     counts.skipped += sum(s.status == "skipped" for s in states)
     counts.ran += len(todo)
+    if states:
+        log.info("sweep %s: %d cell(s) in this phase, %d to run, %d already done", config.name, len(states),
+                 len(todo), len(states) - len(todo))
     if on_progress:
         on_progress(counts.done + counts.skipped, counts.failed, counts.total)
     if not todo:
@@ -224,6 +230,9 @@ def _run_phase(plan: SweepPlan, cells: list[CellParams], *, data_path, mirror, b
         write_row(out, key, row)
         known[key] = row
         status = row.get("status")
+        log.info("cell %s %s: %s %s R=%s sigma=%g seed=%s (%.1f s)%s", key, status, params.dataset, params.method,
+                 params.R, params.sigma, params.seed, float(row.get("wall_s") or 0.0),
+                 f": {row.get('error')}" if status != "ok" else "")
         if status == "ok":
             counts.done += 1
         elif status == "skipped":
