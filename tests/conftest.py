@@ -25,6 +25,14 @@ REPO = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("RBREPRO_TEST_MIRROR", REPO.parent / "shared" / "data" / "libsvm"))
 
 
+@pytest.fixture(autouse=True)
+def _own_data_cache(tmp_path_factory, monkeypatch):
+    """Every test gets its own data cache (tests that need another name it): neither the user's
+    cache folder nor their $RBREPRO_DATA is touched, and no test sees another's downloads or hash
+    records."""
+    monkeypatch.setenv("RBREPRO_DATA", str(tmp_path_factory.mktemp("rbrepro-data")))
+
+
 def write_libsvm(path: Path, X: np.ndarray, y: np.ndarray, compress: bool = False) -> Path:
     """Write X (dense) and y in one-based LIBSVM text, zeros omitted."""
     lines = []

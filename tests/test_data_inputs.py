@@ -406,6 +406,15 @@ def test_a_tilde_in_rbrepro_data_is_the_home_folder(tmp_path, monkeypatch):
     assert data_dir("~/y") == tmp_path / "y"
 
 
+def test_without_rbrepro_data_the_cache_is_the_platforms_user_cache_folder(tmp_path, monkeypatch):
+    """As pooch does: one cache whatever the working folder (XDG_CACHE_HOME on Linux)."""
+    monkeypatch.delenv("RBREPRO_DATA")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path / "..")
+    assert data_dir() == tmp_path / "cache" / "rbrepro"
+    assert data_dir(tmp_path / "mine") == tmp_path / "mine"  # an explicit folder still wins
+
+
 def test_a_relative_rbrepro_data_is_resolved_once_against_the_starting_folder(tmp_path):
     script = ("import os\nfrom rbrepro.data.load import data_dir\nos.chdir('/')\nprint(data_dir())\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=60,

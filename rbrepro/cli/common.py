@@ -15,7 +15,7 @@ from rbrepro.vocabulary import FIGURES, KERNELS, LOSSES, SCALINGS, SOLVERS, VARI
 err = Console(stderr=True)
 
 
-DATA_HELP = "Dataset cache folder [default: $RBREPRO_DATA or ./datasets]."
+DATA_HELP = "Dataset cache folder [default: $RBREPRO_DATA, else the platform's cache folder, ~/.cache/rbrepro on Linux]."
 
 
 DATASETS_HELP = "A YAML file registering your own datasets [default: $RBREPRO_DATASETS]."

@@ -46,11 +46,21 @@ class ContentError(RbreproError, ValueError):
     """Parsed data that does not match what the registry or the manifest promises."""
 
 
+def default_data_dir() -> Path:
+    """The platform's cache folder for rbrepro (~/.cache/rbrepro on Linux, ~/Library/Caches/rbrepro
+    on macOS, %LOCALAPPDATA%\\rbrepro\\Cache on Windows), as pooch does: one cache whatever the
+    working folder, so `load_dataset("ijcnn1")` finds the data from anywhere."""
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("rbrepro", appauthor=False))
+
+
 def data_dir(path: str | os.PathLike | None = None) -> Path:
-    """The cache folder: `path`, else $RBREPRO_DATA, else ./datasets; `~` expanded, and a relative
-    folder taken from the working folder at startup (STARTUP_FOLDER), so a later change of folder
-    does not move the cache."""
-    folder = Path(path or os.environ.get("RBREPRO_DATA") or "datasets").expanduser()
+    """The cache folder: `path`, else $RBREPRO_DATA, else the platform's cache folder
+    (`default_data_dir`); `~` expanded, and a relative folder taken from the working folder at
+    startup (STARTUP_FOLDER), so a later change of folder does not move the cache."""
+    chosen = path or os.environ.get("RBREPRO_DATA")
+    folder = Path(chosen).expanduser() if chosen else default_data_dir()
     return folder if folder.is_absolute() else STARTUP_FOLDER / folder
 
 
