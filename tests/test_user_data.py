@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rbrepro.data.files import ParseError
 from rbrepro.data.load import load_dataset, resolve_spec
 from rbrepro.data.user import load_datasets_file
 from rbrepro.sweep.config import ConfigError, load_config
@@ -53,6 +54,36 @@ def test_bad_datasets_files_name_the_place(tmp_path, text, fragment):
         load_datasets_file(tmp_path / "sets.yaml")
 
 
+def _last_column_csv(path, n=300, header="a,b,label"):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (n, 2))
+    y = (X ** 2).sum(1) < 0.5
+    rows = [f"{a:.4f},{b:.4f},{int(c)}" for (a, b), c in zip(X, y)]
+    path.write_text((header + "\n" if header else "") + "\n".join(rows) + "\n")
+    return path
+
+
+def test_a_csv_label_in_the_last_column_is_read_where_it_is_said_to_be(tmp_path):
+    csv = _last_column_csv(tmp_path / "last.csv")
+    data = load_dataset(str(csv), tmp_path / "d", progress=False, label_column=-1)
+    assert data.task == "binary" and data.n_features == 2 and set(np.unique(data.y_train)) == {0.0, 1.0}
+    with pytest.raises(ParseError, match=r"last\.csv:1: the header names column 3 'label', but the label is read "
+                                          r"from column 1; give --label-column 2"):
+        load_dataset(str(csv), tmp_path / "d2", progress=False)  # the default (first column) would regress on 'a'
+    (tmp_path / "sets.yaml").write_text("datasets:\n  last:\n    train: last.csv\n    label_column: -1\n")
+    assert load_dataset("last", tmp_path / "d3", progress=False, datasets_file=tmp_path / "sets.yaml").task == "binary"
+    headless = _last_column_csv(tmp_path / "headless.csv", header="")
+    first = load_dataset(str(headless), tmp_path / "d4", progress=False, label_column=0)
+    last = load_dataset(str(headless), tmp_path / "d4", progress=False, label_column=-1)  # cached apart
+    assert first.task == "regression" and last.task == "binary"
+
+
+def test_class_names_as_csv_labels_are_refused_naming_the_line_and_the_value(tmp_path):
+    (tmp_path / "names.csv").write_text("f1,f2,label\n1,2,0\n2,3,dog\n")
+    with pytest.raises(ParseError, match=r"names\.csv:3: the label \(column 3\) is 'dog', not a number"):
+        load_dataset(str(tmp_path / "names.csv"), tmp_path / "d", progress=False, label_column=-1)
+
+
 @pytest.mark.slow
 def test_train_scores_on_a_test_file_given_with_test_and_quiet_prints_only_the_result(files, tmp_path):
     env = {"RBREPRO_DATA": str(tmp_path / "d")}
@@ -64,7 +95,7 @@ def test_train_scores_on_a_test_file_given_with_test_and_quiet_prints_only_the_r
                           env=env).stdout)
     assert row["n_train"] == 400 and row["n_test"] == 100  # every training row trains; the test file scores
     refused = _cli("train", "digits", "--test", files / "test.libsvm", env=env)
-    assert refused.returncode == 2 and "'digits' is a registered dataset with its own test split" in refused.stderr
+    assert refused.returncode == 2 and "'digits' is a registered dataset with its own files" in refused.stderr
 
 
 @pytest.mark.slow

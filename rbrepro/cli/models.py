@@ -141,6 +141,8 @@ def train(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars (fetch, parse): only the result."),
     test: Optional[Path] = typer.Option(None, "--test", help="Score on this LIBSVM/CSV file instead of a split of "
                                                              "NAME (then a training file too)."),
+    label_column: Optional[int] = typer.Option(None, "--label-column", help="A CSV file's label column (0 the "
+                                                                            "first, the default; -1 the last)."),
     mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
     datasets: Optional[Path] = typer.Option(None, "--datasets", help=DATASETS_HELP),
@@ -164,7 +166,7 @@ def train(
                         epochs=epochs, variant=variant.value, memory_limit_gb=memory_limit, scaling=scaling.value)
     _guard(params.validate)
     data = _guard(lambda: load_dataset(name, data_dir, mirror, progress=not (as_json or quiet), datasets_file=datasets,
-                                       scaling=scaling.value, test_file=test))
+                                       scaling=scaling.value, test_file=test, label_column=label_column))
     weight = (1e-4 if l1 is None else l1) if rcd else (data.info["spec"].lam if lam is None else lam)
     params = replace(params, dataset=data.name, lam=weight)
     models: list = []

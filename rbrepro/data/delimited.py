@@ -22,6 +22,9 @@ from rbrepro.data.libsvm import Parsed, ParseError, open_text
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
+#: header names that say "this column is the label" (a CSV whose label sits elsewhere is refused)
+LABEL_NAMES = ("label", "labels", "class", "target", "y")
+
 def _is_number(text: str) -> bool:
     try:
         float(text)
@@ -64,7 +67,8 @@ def parse_csv(path: Path, n_features: int = 0, label_column: int | None = 0) -> 
     path = Path(path)
     lines, numbers = _data_lines(path)
     fields = _fields(lines[0]) if lines else []
-    if fields and all(fields) and not any(map(_is_number, fields)):
+    header = bool(fields) and all(fields) and not any(map(_is_number, fields))
+    if header:
         lines, numbers = lines[1:], numbers[1:]  # a header: names in every column, no numbers
     if not lines:
         raise ParseError(f"{path}: no data rows")
@@ -77,6 +81,11 @@ def parse_csv(path: Path, n_features: int = 0, label_column: int | None = 0) -> 
             raise ParseError(f"{path}:{number}: {body.count(',') + 1} columns, but line {numbers[0]} has {width}")
     if label_column is not None and not -width <= label_column < width:
         raise ParseError(f"{path}: label column {label_column} does not exist; the file has {width} columns")
+    named = [i for i, name in enumerate(fields) if name.strip().strip('"').lower() in LABEL_NAMES] if header else []
+    if label_column is not None and named and label_column % width not in named:
+        raise ParseError(f"{path}:{numbers[0] - 1}: the header names column {named[0] + 1} "
+                         f"{fields[named[0]].strip()!r}, but the label is read from column {label_column % width + 1}; "
+                         f"give --label-column {named[0]} (or label_column: {named[0]} in a datasets file)")
     frame = pd.read_csv(io.StringIO("\n".join(lines)), header=None, dtype=str, keep_default_na=False)
     values = frame.apply(lambda col: pd.to_numeric(col.str.strip(), errors="coerce")).to_numpy(dtype=np.float64)
     if label_column is None:  # no label: a NaN label column in front, so the checks below stay as they are
@@ -87,6 +96,11 @@ def parse_csv(path: Path, n_features: int = 0, label_column: int | None = 0) -> 
     bad = ~np.isfinite(values)
     bad[:, 0] &= label_column is not None
     bad[:, 1:] |= np.abs(values[:, 1:]) > FLOAT32_MAX  # features are stored as float32
+    if bad[:, 0].any() and label_column is not None:
+        row = int(np.argmax(bad[:, 0]))
+        raise ParseError(f"{path}:{numbers[row]}: the label (column {in_file[0] + 1}) is "
+                         f"{frame.iat[row, in_file[0]]!r}, not a number; labels are numbers here (class "
+                         f"names: number them, e.g. 0, 1, 2, and keep the mapping beside the file)")
     if bad.any():
         row, col = np.argwhere(bad)[0]
         what = "beyond float32's range (±3.4e38)" if np.isfinite(values[row, col]) else "not a finite number"

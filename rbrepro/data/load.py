@@ -140,11 +140,12 @@ def _source_digest(path: Path) -> str:
 
 
 def load_parsed(raw: Path, n_features: int, cache_dir: Path, fmt: str = "libsvm", key: str | None = None,
-                repairs: tuple = ()) -> libsvm.Parsed:
+                repairs: tuple = (), label_column: int = 0) -> libsvm.Parsed:
     """Parse a raw file once; later calls read the hash-checked binary cache (cache_dir/<key>.npz).
-    `repairs`: the registry's known defects of this file, repaired exactly (libsvm.parse_libsvm)."""
+    `repairs`: the registry's known defects of this file, repaired exactly (libsvm.parse_libsvm);
+    `label_column`: a CSV's label column (a parse with another column is cached apart)."""
     digest = _source_digest(raw)
-    key = (key or raw.name).replace("/", "__")
+    key = (key or raw.name).replace("/", "__") + (f".label{label_column}" if fmt == "csv" and label_column else "")
     cache = cache_dir / (key + ".npz")
     with file_lock(cache_dir.parent / "locks" / (key + ".parse.lock")):
         parsed = libsvm.load_cache(cache, digest)
@@ -152,7 +153,7 @@ def load_parsed(raw: Path, n_features: int, cache_dir: Path, fmt: str = "libsvm"
             log.debug("%s: parsed rows read from the cache %s", raw.name, cache)
         if parsed is None or (n_features and parsed.X.shape[1] != n_features):
             log.info("%s: parsing (the cache is missing or older than the file)", raw.name)
-            parsed = parse_csv(raw, n_features) if fmt == "csv" else \
+            parsed = parse_csv(raw, n_features, label_column) if fmt == "csv" else \
                 libsvm.parse_libsvm(raw, n_features, repairs=repairs)
             libsvm.save_cache(parsed, cache, digest)
     return parsed
@@ -268,7 +269,8 @@ def split_sizes(n: int, spec: DatasetSpec) -> int:
 
 
 def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bool = True, progress: bool = True,
-                 datasets_file=None, scaling: str = "default", test_file: str | Path | None = None) -> Dataset:
+                 datasets_file=None, scaling: str = "default", test_file: str | Path | None = None,
+                 label_column: int | None = None) -> Dataset:
     """Load a dataset ready for training (split and scaled per docs/design.md §3).
 
     `name` is a registry name, a name from a datasets YAML file (`datasets_file` or
@@ -279,15 +281,18 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
     its maximum |x| on the training split), "maxabs-all" (the same over every row, training and
     test, before the split: the authors' cadata, docs/authors-protocol.md) or "published" (as the
     file has it). `test_file`: score on this file instead of a split of `name`, which must then be
-    a file too (a registered dataset has its own test split).
+    a file too (a registered dataset has its own test split). `label_column`: a CSV file's label
+    column (0 the first, the default; -1 the last) for a file named here (a datasets file says it
+    with `label_column:`).
     """
     if scaling not in SCALINGS:
         raise InvalidParameter(f"scaling {scaling!r} is not available; choose from {', '.join(SCALINGS)}")
-    if test_file is not None:
+    if test_file is not None or label_column is not None:
         if not isinstance(name, str) or not _names_a_file(name):
-            raise InvalidParameter(f"a test file ({test_file}) pairs with a training file, but {name!r} is a "
-                                   f"registered dataset with its own test split; give the training file's path")
-        name = user.spec_from_path(name, str(test_file))
+            what = f"a test file ({test_file})" if test_file is not None else f"a label column ({label_column})"
+            raise InvalidParameter(f"{what} goes with a data file named on the command line, but {name!r} is a "
+                                   f"registered dataset with its own files; give the training file's path")
+        name = user.spec_from_path(name, None if test_file is None else str(test_file), label_column or 0)
     root = data_dir(data_path)
     spec = resolve_spec(name, root, user_datasets(datasets_file))
     if spec.source.startswith("sklearn:"):
@@ -306,7 +311,7 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
             raw = root / "raw" / f.path
             try:
                 parsed[role] = load_parsed(raw, spec.n_features, root / "cache", f.format, key=f.path,
-                                           repairs=f.repairs)
+                                           repairs=f.repairs, label_column=f.label_column)
             except libsvm.ParseError as exc:
                 if not f.url:
                     raise

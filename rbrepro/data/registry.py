@@ -20,7 +20,8 @@ class DataFile:
     rows: int | None = None     # rows of the site's file (checked after parsing)
     site_sha256: str | None = None  # the site's bytes, where pinned
     url: str | None = None      # a user's own file: its URL or absolute path (not under a mirror)
-    format: str = "libsvm"      # "libsvm" or "csv" (label in the first column)
+    format: str = "libsvm"      # "libsvm" or "csv"
+    label_column: int = 0       # csv: the label's column (0 the first, -1 the last)
     repairs: tuple[tuple[bytes, bytes], ...] = ()  # known defects of the site's file: (bytes, fix), exact
 
 

@@ -66,20 +66,23 @@ def _guess_format(location: str) -> str:
     return "csv" if name.endswith(".csv") else "libsvm"
 
 
-def user_file(name: str, location: str, fmt: str | None = None) -> DataFile:
-    return DataFile(path=f"user/{name}/{_stored_name(location)}", url=location, format=fmt or _guess_format(location))
+def user_file(name: str, location: str, fmt: str | None = None, label_column: int = 0) -> DataFile:
+    return DataFile(path=f"user/{name}/{_stored_name(location)}", url=location, format=fmt or _guess_format(location),
+                    label_column=label_column)
 
 
 def spec_from_files(name: str, train: str, test: str | None = None, task: str = "auto", fmt: str | None = None,
                     n_features: int = 0, scaling: str = "minmax", default_R: int | None = None,
-                    lam: float = 0.01, note: str = "") -> DatasetSpec:
-    """A dataset of the user's files (paths or URLs); n_features 0 = infer from the data."""
+                    lam: float = 0.01, note: str = "", label_column: int = 0) -> DatasetSpec:
+    """A dataset of the user's files (paths or URLs); n_features 0 = infer from the data;
+    `label_column` is a CSV's label column (0 the first, -1 the last)."""
     return DatasetSpec(name=name, task=task, n_features=n_features, n_train=0, n_test=0, source="user",
-                       train=user_file(name, train, fmt), test=user_file(name, test, fmt) if test else None,
+                       train=user_file(name, train, fmt, label_column),
+                       test=user_file(name, test, fmt, label_column) if test else None,
                        scaling=scaling, default_R=default_R, lam=lam, note=note or "user data")
 
 
-def spec_from_path(path: str, test: str | None = None) -> DatasetSpec:
+def spec_from_path(path: str, test: str | None = None, label_column: int = 0) -> DatasetSpec:
     """An ad hoc dataset for a file named on the command line (name = the file's stem)."""
     loc = _location(path, Path.cwd())
     if "://" not in loc:
@@ -91,7 +94,7 @@ def spec_from_path(path: str, test: str | None = None) -> DatasetSpec:
     for suffix in (".bz2", ".xz", ".gz", ".csv", ".txt", ".libsvm", ".svm"):
         stem = stem.removesuffix(suffix)
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", stem).lstrip("._-") or "data"
-    return spec_from_files(name, loc, _location(test, Path.cwd()) if test else None)
+    return spec_from_files(name, loc, _location(test, Path.cwd()) if test else None, label_column=label_column)
 
 
 def load_datasets_file(path: str | Path) -> dict[str, DatasetSpec]:
@@ -111,7 +114,7 @@ def load_datasets_file(path: str | Path) -> dict[str, DatasetSpec]:
     if "datasets" not in top:
         raise ConfigError(f"{path}:1: datasets: missing")
     out = {}
-    keys = ("train", "test", "format", "task", "n_features", "scaling", "R", "lam", "note")
+    keys = ("train", "test", "format", "task", "n_features", "scaling", "R", "lam", "note", "label_column")
     if not isinstance(top["datasets"].value, dict):
         rd.fail(top["datasets"], "datasets", "expected a mapping of dataset names")
     for name, node in top["datasets"].value.items():
@@ -136,6 +139,8 @@ def load_datasets_file(path: str | Path) -> dict[str, DatasetSpec]:
             default_R=rd.number(d["R"], f"{where}.R", integer=True) if "R" in d else None,
             lam=rd.number(d["lam"], f"{where}.lam", allow_zero=True) if "lam" in d else 0.01,
             note=rd.string(d["note"], f"{where}.note") if "note" in d else "",
+            label_column=rd.number(d["label_column"], f"{where}.label_column", positive=False, integer=True)
+            if "label_column" in d else 0,
         )
     return out
 
