@@ -1,4 +1,4 @@
-"""The hostile-input battery: every bad input and injected fault of issue 14, through the real CLI.
+"""The hostile-input battery: the bad inputs and injected faults of issues 14 and 23, through the real CLI.
 
 Each case runs `rbrepro` in a subprocess and is classified:
   clean error  exit status 2 and one line naming the file / line / key / variable at fault
@@ -270,6 +270,122 @@ def fetch_cases(tmp: Path) -> list[Case]:
     return cases
 
 
+def sweep_config_cases(tmp: Path) -> list[Case]:
+    """Configs that must be refused before any work, each naming the file, line and key."""
+    grid = "datasets:\n  digits: {sigma: [1], R: [8]}\n"
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{i}: &a{i} [*a{'' if i == 1 else i - 1}, *a{'' if i == 1 else i - 1}, *a{'' if i == 1 else i - 1}]\n"
+        for i in range(1, 12))
+    bad = {
+        "5,000-deep nesting": ("name: x\ndatasets:\n  digits: " + "[" * 5000 + "]" * 5000 + "\n", ("nested",)),
+        "alias bomb": ("name: x\n" + bomb + grid, ("too large",)),
+        "python object tag": ("name: !!python/object:os.system x\n" + grid, ()),
+        "unknown method": ("name: x\nmethods: [svm]\n" + grid, ("methods[0]",)),
+        "rcd on Nystrom": ("name: x\nmethods: [nystrom]\nsolver: {name: rcd}\n" + grid, ("solver.name",)),
+        "unknown solver": ("name: x\nsolver: {name: lbfgs}\n" + grid, ("solver.name",)),
+        "negative seed": ("name: x\nseeds: [-1]\n" + grid, ("seeds",)),
+        "R of 0": ("name: x\ndatasets:\n  digits: {sigma: [1], R: [0]}\n", ("R",)),
+        "negative sigma": ("name: x\ndatasets:\n  digits: {sigma: [-1], R: [8]}\n", ("sigma",)),
+        "threads of -1": ("name: x\nthreads: [-1]\n" + grid, ("threads",)),
+        "unknown figure": ("name: x\nfigure: fig9\n" + grid, ("figure",)),
+        "unknown protocol": ("name: x\nprotocol: lenient\n" + grid, ("protocol",)),
+        "unknown kernel": ("name: x\nkernel: cosine\n" + grid, ("kernel",)),
+        "band at the chosen sigma without selection": ("name: x\nband: {seeds: [0, 1]}\n" + grid, ("band",)),
+        "a fair protocol on the euclidean kernel": ("name: x\nprotocol: fair\nkernel: euclidean\n" + grid,
+                                                    ("protocol",)),
+        "datasets is a list": ("name: x\ndatasets: [digits]\n", ("datasets",)),
+        "no datasets": ("name: x\n", ("datasets",)),
+        "a name with a slash": ("name: ../x\n" + grid, ("name",)),
+        "NaN tolerance": ("name: x\nsolver: {name: cg, tol: .nan}\n" + grid, ("solver.tol",)),
+        "maxit of -5": ("name: x\nsolver: {name: cg, maxit: -5}\n" + grid, ("solver.maxit",)),
+    }
+    cases = []
+    for label, (text, needles) in bad.items():
+        path = write(tmp / "configs2" / f"c{len(cases)}.yaml", text)
+        cases.append(Case("config", label, ["sweep", path, "--dry-run", "--out", tmp / "res2"], (str(path), *needles)))
+    return cases
+
+
+def own_data_cases(tmp: Path) -> list[Case]:
+    """The researcher's next step (issue 23): CSV label columns, own test files, special files."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, (300, 2))
+    rows = "".join(f"{a:.4f},{b:.4f},{int(a * a + b * b < 0.5)}\n" for a, b in X)
+    last = write(tmp / "own" / "last.csv", "a,b,label\n" + rows)
+    headless = write(tmp / "own" / "headless.csv", rows)
+    names = write(tmp / "own" / "names.csv", "a,b,label\n0.1,0.2,0\n0.3,0.1,cat\n" + rows)
+    lib = "".join(f"{int(a * a + b * b < 0.5)} 1:{a:.4f} 2:{b:.4f}\n" for a, b in X)
+    lines = lib.splitlines(keepends=True)
+    train, test = write(tmp / "own" / "tr.txt", "".join(lines[:150])), write(tmp / "own" / "te.txt", "".join(lines[150:]))
+    long_first = write(tmp / "own" / "long.txt", "1 " + " ".join(f"{j}:0.5" for j in range(1, 9000)) + "\n" + lib)
+    folder = tmp / "own" / "a_folder.txt"
+    folder.mkdir(parents=True, exist_ok=True)
+    loop = tmp / "own" / "loop.txt"
+    if not loop.is_symlink():
+        loop.symlink_to(loop)
+    fifo = tmp / "own" / "pipe.txt"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    cases = [
+        Case("own data", "CSV header names another label column", ["train", last, "--R", "8"],
+             (str(last), "--label-column 2")),
+        Case("own data", "class names as CSV labels", ["train", names, "--R", "8", "--label-column", "-1"],
+             (str(names), "'cat'")),
+        Case("own data", "--label-column past the last column", ["train", headless, "--label-column", "9"],
+             (str(headless), "label column 9")),
+        Case("own data", "--label-column on a registered dataset", ["train", "digits", "--label-column", "1"],
+             ("registered dataset",)),
+        Case("own data", "--test on a registered dataset", ["train", "digits", "--test", test], ("registered dataset",)),
+        Case("own data", "--test file that does not exist", ["train", train, "--test", tmp / "own" / "none.txt"],
+             ("none.txt",)),
+        Case("own data", "a folder as the data file", ["train", folder, "--R", "8"], (str(folder),)),
+        Case("own data", "a symlink loop as the data file", ["train", loop, "--R", "8"], (str(loop),)),
+        Case("own data", "a FIFO as the data file", ["train", fifo, "--R", "8"], (str(fifo),)),
+        Case("own data", "/dev/zero as the data file", ["train", "/dev/zero", "--R", "8"], ("/dev/zero",)),
+        Case("own data", "CSV label in the last column, said so", ["train", last, "--label-column", "-1", "--R", "32",
+                                                                   "--sigma", "2"],
+             expect="ok", check_ok=lambda out: "accuracy" in out),
+        Case("own data", "own test file with --test", ["train", train, "--test", test, "--R", "32", "--json"],
+             expect="ok", check_ok=lambda out: '"n_test": 150' in out),
+        Case("own data", "LIBSVM first line of 9,000 features (> 64 kB)", ["train", long_first, "--R", "8"],
+             expect="ok", check_ok=lambda out: "accuracy" in out),
+    ]
+    return cases
+
+
+def cli_option_cases(tmp: Path) -> list[Case]:
+    """Options with impossible values or places: one line naming the option or path, never a traceback."""
+    missing_dir = tmp / "no" / "such" / "dir"
+    results = tmp / "not-results"
+    results.mkdir(parents=True, exist_ok=True)
+    config = write(tmp / "configs2" / "ok.yaml", "name: ok\ndatasets:\n  digits: {sigma: [1], R: [8]}\n")
+    return [
+        Case("options", "--log-file in a missing folder", ["--log-file", missing_dir / "x.log", "train", "digits"],
+             ("--log-file",)),
+        Case("options", "--log-file that is a folder", ["--log-file", tmp, "train", "digits"], ("--log-file",)),
+        Case("options", "--memory-limit 0", ["train", "digits", "--memory-limit", "0"], ("memory limit",)),
+        Case("options", "--memory-limit nan", ["train", "digits", "--memory-limit", "nan"], ("memory limit",)),
+        Case("options", "--threads -1", ["train", "digits", "--threads", "-1"], ("--threads",)),
+        Case("options", "--epochs -1", ["train", "digits", "--solver", "rcd", "--epochs", "-1"], ("--epochs",)),
+        Case("options", "R = 10^9 (memory guard)", ["train", "digits", "--R", "1000000000"], ("memory limit",)),
+        Case("options", "--l1 without rcd", ["train", "digits", "--l1", "0.1"], ("--l1",)),
+        Case("options", "--kernel euclidean for RB", ["train", "digits", "--kernel", "euclidean"], ("l1",)),
+        Case("options", "--solver cg for the exact kernel", ["train", "digits", "--method", "exact", "--solver", "cg"],
+             ("Cholesky",)),
+        Case("options", "predict with a missing model", ["predict", tmp / "none.npz", config], ("none.npz",)),
+        Case("options", "sweep --dataset not in the config", ["sweep", config, "--dataset", "mnist", "--dry-run"],
+             ("--dataset",)),
+        Case("options", "sweep --reuse-from a missing folder", ["sweep", config, "--reuse-from", missing_dir,
+                                                                "--dry-run"], ("--reuse-from",)),
+        Case("options", "sweep --sigma not a number", ["sweep", config, "--sigma", "wide", "--dry-run"], ("--sigma",)),
+        Case("options", "plot an unknown figure", ["plot", "fig9", results], ("fig9",)),
+        Case("options", "plot a folder without results", ["plot", "fig3", results], (str(results),)),
+        Case("options", "compare a folder without results", ["compare", results], (str(results),)),
+        Case("options", "diagnose an unknown dataset", ["diagnose", "nosuch"], ("nosuch",)),
+        Case("options", "fetch an unknown dataset", ["fetch", "nosuch"], ("nosuch",)),
+    ]
+
+
 def damaged_raw_fault(tmp: Path) -> tuple[str, str]:
     """Fetch cadata (verified), truncate the raw file, then train and fetch: both must refuse it."""
     env = {"RBREPRO_DATA": str(tmp / "raw-fault")}
@@ -332,10 +448,15 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=6, help="SIGKILLs of a sweep at random moments")
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill moments")
+    parser.add_argument("--group", action="append", default=[], help="run only the cases of this group (repeatable; "
+                                                                        "no faults then)")
     args = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="rbrepro-battery-"))
     try:
-        cases = [*libsvm_cases(tmp), *csv_cases(tmp), *model_cases(tmp), *settings_cases(tmp), *fetch_cases(tmp)]
+        cases = [*libsvm_cases(tmp), *csv_cases(tmp), *model_cases(tmp), *settings_cases(tmp), *fetch_cases(tmp),
+                 *sweep_config_cases(tmp), *own_data_cases(tmp), *cli_option_cases(tmp)]
+        if args.group:
+            cases = [c for c in cases if c.group in args.group]
         counts = {"clean error": 0, "correct": 0, "BAD": 0}
         for case in cases:
             proc, _ = run_cli(case.args, {"RBREPRO_DATA": str(tmp / "d"), **case.env}, tmp)
@@ -343,10 +464,10 @@ def main(argv=None) -> int:
             counts[verdict] += 1
             print(f"{verdict:12s} {case.group:12s} {case.name:42s} {line}", flush=True)
         faults = []
-        if (SHARED / "MANIFEST.tsv").exists():
+        if (SHARED / "MANIFEST.tsv").exists() and not args.group:
             verdict, note = damaged_raw_fault(tmp)
             faults.append(("fault", "raw file truncated after its verified fetch", verdict, note))
-        faults += sigkill_faults(tmp, args.kills, args.seed)
+        faults += sigkill_faults(tmp, args.kills, args.seed) if not args.group else []
         for group, name, verdict, note in faults:
             print(f"{verdict:12s} {group:12s} {name:42s} {note}", flush=True)
         survived = sum(v == "survived" for *_, v, _ in faults)
