@@ -96,7 +96,9 @@ def _measured_bars(ax, table: pd.DataFrame, name: str, epochs: int) -> None:
     ax.axhline(tau, color="0.7", lw=0.8)
     ax.text(len(labels) - 0.5, tau, f"linear ({tau} threads)", fontsize=7, color="0.4", ha="right", va="bottom")
     ax.set_xticks(x, labels, fontsize=7)
-    ax.set(ylabel=f"speedup at {tau} threads", title=f"{name}: measured speedup at {tau} threads",
+    runs = int(top["runs"].min()) if "runs" in top and len(top) else 1
+    ax.set(ylabel=f"speedup at {tau} threads", title=f"{name}: measured speedup at {tau} threads"
+                                                    + (f" (median of {runs} runs)" if runs > 1 else ""),
            ylim=(0, max(tau, max(heights, default=1)) * 1.25))
     ax.title.set_fontsize(9)
 
@@ -113,13 +115,15 @@ def plot_fig6(results: pd.DataFrame, out_base: Path, config: dict | None = None)
         measured_max = int(table["threads"].max())
         drawn = min(MAX_THREADS_DRAWN, measured_max + 2)  # eq. 29 a little past what was measured, no further
         tau = np.arange(1, drawn + 1, dtype=float)
+        # linear first and underneath: RB's eq. 29 curve (D >> R) lies on it and must stay visible
+        ax.plot(tau, tau, color="0.75", lw=2.5, zorder=1, label="linear")
         for method in ("rb", "rf"):
             part = table[table["method"] == method]
             if part.empty:
                 continue
             label, color, marker = METHOD_STYLE[method]
             omega = part["R"].iloc[0] if method == "rb" else part["D"].iloc[0]
-            ax.plot(tau, eq29_speedup(tau, omega, part["D"].iloc[0]), ":", color=color,
+            ax.plot(tau, eq29_speedup(tau, omega, part["D"].iloc[0]), ":", color=color, lw=1.8, zorder=3,
                     label=f"{label}: eq. 29 (omega={omega:g}, D={part['D'].iloc[0]:.0f})")
             for variant, style, mfc in (("async", "-", color), ("sync", "--", "white")):
                 pts = part[(part["variant"].isin([variant, "sequential"]))].sort_values("threads")
@@ -129,7 +133,6 @@ def plot_fig6(results: pd.DataFrame, out_base: Path, config: dict | None = None)
                     missed = pts[pts["speedup"] <= 0]
                     if len(missed):  # never reached the target objective: drawn as an x on the axis
                         ax.plot(missed["threads"], missed["speedup"], "x", color=color, ms=9, mew=2, clip_on=False)
-        ax.plot(tau, tau, color="0.7", lw=0.8, label="linear")
         if measured_max < drawn:
             ax.axvspan(measured_max + 0.5, drawn + 0.5, color="0.92")
             ax.text(measured_max + 0.6, 0.3, f"> {measured_max} threads:\neq. 29 only,\nnot measured", fontsize=7,
