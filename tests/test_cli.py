@@ -38,6 +38,11 @@ def test_fetch_sweep_resume_plot_round_trip(http_mirror, tmp_path, env):
     config = tmp_path / "rt.yaml"
     config.write_text(CONFIG)
     results = tmp_path / "results"
+    # a dry run downloads nothing: in a fresh cache the data is not fetched yet, every cell is to run
+    fresh = {"RBREPRO_DATA": str(tmp_path / "fresh"), "RBREPRO_MIRROR": url}
+    dry = rbrepro("sweep", config, "--out", results, "--dry-run", env_extra=fresh).stdout
+    assert "ijcnn1: not fetched yet (a dry run downloads nothing)" in dry and "3 cells, 0 done" in dry
+    assert not (tmp_path / "fresh" / "raw").exists()
     # narrowed from the command line: two of the three sigmas
     out = rbrepro("sweep", config, "--out", results, "--sigma", "0.1,2", "-q", env_extra=env).stdout
     assert "2/2 cells done (2 run now" in out

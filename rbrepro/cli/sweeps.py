@@ -91,9 +91,14 @@ def sweep(
         if not source.is_dir():
             _fail(f"--reuse-from {source}: no such results folder")
     if dry_run:
-        plan = _guard(lambda: plan_sweep(cfg, out_dir, narrow, data_path=data_dir, mirror=mirror))
+        from rbrepro.data.load import NOT_FETCHED
+
+        plan = _guard(lambda: plan_sweep(cfg, out_dir, narrow, data_path=data_dir, mirror=mirror, fetch=False))
         for name, why in sorted(plan.unavailable.items()):
             typer.echo(f"{name}: not available here, no cells: {why}")
+        for name in sorted(n for n, f in plan.fingerprints.items() if f == NOT_FETCHED):
+            typer.echo(f"{name}: not fetched yet (a dry run downloads nothing): its cells are listed as to run; "
+                       f"`rbrepro fetch {name}` or the sweep itself fetches it")
         states = plan.states(reuse_stale)
         for s in states:
             p = s.params

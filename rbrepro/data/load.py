@@ -395,9 +395,15 @@ def dataset_fingerprint(name, data_path=None, mirror=None, datasets_file=None) -
     return dataset_availability(name, data_path, mirror, datasets_file)[0]
 
 
-def dataset_availability(name, data_path=None, mirror=None, datasets_file=None) -> tuple[str, str]:
+#: dataset_availability's answer for files not fetched yet, when asked not to fetch (a dry run)
+NOT_FETCHED = "not-fetched"
+
+
+def dataset_availability(name, data_path=None, mirror=None, datasets_file=None, fetch: bool = True) -> tuple[str, str]:
     """(fingerprint, "") for a dataset that can be had; ("unavailable", why) for one whose files
-    cannot be fetched from the data source (not in the mirror, not on the site, no network)."""
+    cannot be fetched from the data source (not in the mirror, not on the site, no network).
+    With fetch=False nothing is downloaded or copied: files not in the cache yet give
+    (NOT_FETCHED, "") (a dry run lists their cells as to run)."""
     import hashlib
     import json
 
@@ -409,7 +415,9 @@ def dataset_availability(name, data_path=None, mirror=None, datasets_file=None) 
 
             digests = [f"{spec.source} scikit-learn {sklearn.__version__}"]
         else:
-            if _needs_fetch(spec, root):
+            if not fetch and any(not (root / "raw" / f.path).exists() for f in spec.files):
+                return NOT_FETCHED, ""
+            if fetch and _needs_fetch(spec, root):
                 fetch_dataset(spec, root, default_mirror(mirror), progress=False)
             digests = [_source_digest(root / "raw" / f.path) for f in spec.files]
     except (FetchError, FileNotFoundError) as exc:  # cannot be had here (not in the mirror, or a user's

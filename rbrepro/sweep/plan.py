@@ -54,14 +54,17 @@ class SweepCounts:
                 "ran": self.ran, "reused": self.reused, "aside": self.aside, "unavailable": self.unavailable}
 
 
-def fingerprints_for(config: SweepConfig, cells, data_path=None, mirror=None, unavailable: dict | None = None) -> dict:
-    """dataset -> fingerprint of the data its cells would train on. Availability is a query: it
-    never downloads. Datasets whose files cannot be had are put in `unavailable` (name -> why)."""
+def fingerprints_for(config: SweepConfig, cells, data_path=None, mirror=None, unavailable: dict | None = None,
+                     fetch: bool = True) -> dict:
+    """dataset -> fingerprint of the data its cells would train on, fetching missing files first
+    (the fingerprint hashes them); with fetch=False (a dry run) nothing is downloaded, and a
+    dataset not fetched yet gets data.load.NOT_FETCHED. Datasets whose files cannot be had are put
+    in `unavailable` (name -> why)."""
     from rbrepro.data.load import dataset_availability
 
     found = {}
     for name in sorted({c.dataset for c in cells}):
-        found[name], why = dataset_availability(config.user_datasets.get(name, name), data_path, mirror)
+        found[name], why = dataset_availability(config.user_datasets.get(name, name), data_path, mirror, fetch=fetch)
         if why and unavailable is not None:
             unavailable[name] = why
     return found
@@ -96,16 +99,19 @@ class SweepPlan:
 
 
 def plan_sweep(config: SweepConfig, out: Path, narrow: Callable | None = None, cells: list | None = None,
-               data_path=None, mirror=None) -> SweepPlan:
+               data_path=None, mirror=None, fetch: bool = True) -> SweepPlan:
     """The plan of `config` into `out`. `cells` replaces the config's test cells (a caller's own
     list); `narrow` filters every list (command-line filters). The data fingerprints cover the
-    whole config, narrowed or not, so a narrowed run keys its cells as the full run does."""
+    whole config, narrowed or not, so a narrowed run keys its cells as the full run does.
+    fetch=False (a dry run) downloads nothing: a dataset not fetched yet gets the fingerprint
+    data.load.NOT_FETCHED, so its cells are listed as to run."""
     narrow = narrow or (lambda cs: cs)
     unavailable: dict = {}
     selection = config.selection_cells()
     test_cells = config.cells() if cells is None else list(cells)
     band = config.band_cells() if cells is None else []
-    fingerprints = fingerprints_for(config, [*selection, *config.cells(), *test_cells], data_path, mirror, unavailable)
+    fingerprints = fingerprints_for(config, [*selection, *config.cells(), *test_cells], data_path, mirror, unavailable,
+                                    fetch=fetch)
 
     def keep(cs):
         return tuple(c for c in narrow(cs) if c.dataset not in unavailable)
