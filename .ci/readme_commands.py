@@ -28,7 +28,7 @@ SKIP = [
     (r"python -m bench\.", "a benchmark (minutes); it writes only results/bench.csv, which git ignores"),
     (r"^dask (scheduler|worker)|--scheduler tcp://HEAD", "needs a cluster; tests/test_sweep.py runs a real one on "
                                                           "127.0.0.1"),
-    (r"path/to/|mydata|my-datasets\.yaml", "a placeholder for the reader's own data"),
+    (r"path/to/|mydata|my-datasets\.yaml|my-fig5", "a placeholder for the reader's own data"),
     (r"^source \.venv/bin/activate", "the runner puts .venv/bin on PATH instead"),
 ]
 #: make targets the README names in its prose, run after the code blocks
