@@ -1,6 +1,6 @@
 """Benchmark: RB on ijcnn1 against the authors' own C++ (teddylfwu/RandomBinning), in one run.
 
-    python -m bench.authors --checkout PATH [--R 256] [--threads N] [--repeats 3]
+    python -m bench.authors --checkout PATH [--R 64 --R 256 --R 1024] [--threads N] [--repeats 5]
     (or RBREPRO_AUTHORS_CHECKOUT=PATH; `make bench-authors AUTHORS=PATH`)
 
 Builds `codes_KRR_randbin/KRR_OneVsAll_RandBin.cpp` from the checkout you point to, with
@@ -9,8 +9,9 @@ lib/libcmatrix.a and the system OpenBLAS and gfortran (Debian: libopenblas-dev g
 into build/authors/ (ignored by git; this project never contains their code). Then it
 trains both on ijcnn1 at the same settings — R grids, sigma 1.58 (both draw the bin widths
 from Gamma(2, 1/sigma)), lambda 0.01, 50 CG iterations, the same number of threads — and
-prints each train time (theirs: the first number after `time =` on their OneVsAll line;
-ours: featurize + solve, the same span) with the ratio. Without a checkout it says so and
+prints, at each R, the median train time of `--repeats` alternating runs of each (theirs: the
+first number after `time =` on their OneVsAll line; ours: featurize + solve, the same span)
+with the ratio of the medians and its range over the pairs. Without a checkout it says so and
 exits 0. Needs the mirror: RBREPRO_MIRROR=../shared/data/libsvm.
 """
 
@@ -77,11 +78,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkout", type=Path, default=os.environ.get("RBREPRO_AUTHORS_CHECKOUT") or None,
                         help="a checkout of github.com/teddylfwu/RandomBinning")
-    parser.add_argument("--R", type=int, default=256)
+    parser.add_argument("--R", type=int, action="append", default=[], help="R grids (repeatable; default 64, "
+                                                                             "256 and 1024)")
     parser.add_argument("--sigma", type=float, default=1.58)
     parser.add_argument("--lam", type=float, default=0.01)
     parser.add_argument("--threads", type=int, default=numba.config.NUMBA_NUM_THREADS)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
     if not args.checkout:
         print("bench.authors: skipped: no checkout of the authors' code given (--checkout PATH, "
@@ -98,22 +100,27 @@ def main(argv=None) -> int:
     train = text_file(raw / "ijcnn1.tr.bz2", BUILD / "ijcnn1.train")
     test = text_file(raw / "ijcnn1.t.bz2", BUILD / "ijcnn1.test")
     numba.set_num_threads(args.threads)
-    params = CellParams("ijcnn1", sigma=args.sigma, R=args.R, lam=args.lam, threads=args.threads)
-    run_cell(params, data)  # warm: compiled kernels and page cache, as their second run would have
-    ours, theirs = [], []
-    for _ in range(args.repeats):  # interleaved, so both see the same machine load
-        theirs.append(run_theirs(exe, train, test, args.R, args.sigma, args.lam, args.threads))
-        ours.append(run_cell(params, data))
-    best_ours = min(ours, key=lambda r: r["train_s"])
-    best_theirs = min(theirs, key=lambda r: r["train_s"])
-    print(f"ijcnn1 R={args.R} sigma={args.sigma} lam={args.lam}, {args.threads} threads, best of {args.repeats}:")
-    print(f"  authors' C++: train {best_theirs['train_s']:.3f} s, test accuracy {best_theirs['accuracy']:.2f} %, "
-          f"D {best_theirs['D']}")
-    print(f"  rbrepro:      train {best_ours['train_s']:.3f} s (featurize {best_ours['featurize_s']:.3f} + solve "
-          f"{best_ours['solve_s']:.3f}), test accuracy {best_ours['test_metric']:.2f} %, D {best_ours['D']}, "
-          f"{best_ours['cg_iterations']} CG iterations")
-    record("authors", f"ijcnn1 R={args.R} train, rbrepro", best_ours["train_s"], best_theirs["train_s"],
-           "authors' C++ (same run)", note=f"{args.threads} threads, sigma {args.sigma}, lam {args.lam}")
+    import statistics
+
+    print(f"ijcnn1 sigma={args.sigma} lam={args.lam}, {args.threads} threads, median of {args.repeats} alternating "
+          f"runs each:")
+    print("|    R | authors' C++ s | rbrepro s | ratio of medians | pairwise ratios | D (theirs / ours) | "
+          "test acc. (theirs / ours) |")
+    print("|---|---|---|---|---|---|---|")
+    for R in args.R or [64, 256, 1024]:
+        params = CellParams("ijcnn1", sigma=args.sigma, R=R, lam=args.lam, threads=args.threads)
+        run_cell(params, data)  # warm: compiled kernels and page cache, as their second run would have
+        ours, theirs = [], []
+        for _ in range(args.repeats):  # alternating, so both see the same machine load
+            theirs.append(run_theirs(exe, train, test, R, args.sigma, args.lam, args.threads))
+            ours.append(run_cell(params, data))
+        mine = statistics.median(r["train_s"] for r in ours)
+        their = statistics.median(r["train_s"] for r in theirs)
+        pairs = sorted(t["train_s"] / o["train_s"] for t, o in zip(theirs, ours))
+        print(f"| {R:4d} | {their:.3f} | {mine:.3f} | x{their / mine:.1f} | x{pairs[0]:.1f} ... x{pairs[-1]:.1f} | "
+              f"{theirs[0]['D']} / {ours[0]['D']} | {theirs[0]['accuracy']:.2f} / {ours[0]['test_metric']:.2f} |")
+        record("authors", f"ijcnn1 R={R} train, rbrepro (median of {args.repeats})", mine, their,
+               "authors' C++ (same run, median)", note=f"{args.threads} threads, sigma {args.sigma}, lam {args.lam}")
     return 0
 
 
