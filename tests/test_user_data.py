@@ -80,7 +80,7 @@ def test_a_csv_label_in_the_last_column_is_read_where_it_is_said_to_be(tmp_path)
 
 def test_class_names_as_csv_labels_are_refused_naming_the_line_and_the_value(tmp_path):
     (tmp_path / "names.csv").write_text("f1,f2,label\n1,2,0\n2,3,dog\n")
-    with pytest.raises(ParseError, match=r"names\.csv:3: the label \(column 3\) is 'dog', not a number"):
+    with pytest.raises(ParseError, match=r"names\.csv:3: column 3 \(the label\) is 'dog', not a number"):
         load_dataset(str(tmp_path / "names.csv"), tmp_path / "d", progress=False, label_column=-1)
 
 

@@ -52,6 +52,8 @@ def fetch(
             size = 0
             if spec.source.startswith("sklearn:"):
                 state = "embedded"
+            elif spec.generated:
+                state = "synthetic"
             elif spec.source == "user" and spec.train is None:
                 state = "supplied" if user.supplied_record(root, spec.name).exists() else "needs --from"
             else:
@@ -78,7 +80,7 @@ def fetch(
         user.remember_supplied(root, spec)
         names = [name]
     else:
-        names = [s.name for s in REGISTRY.values() if not s.source.startswith("sklearn:")] if all_ else \
+        names = [s.name for s in REGISTRY.values() if not s.generated] if all_ else \
             [name] if name else []
     if not names:
         _fail("name a dataset, or use --all or --list")

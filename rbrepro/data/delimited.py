@@ -96,13 +96,12 @@ def parse_csv(path: Path, n_features: int = 0, label_column: int | None = 0) -> 
     bad = ~np.isfinite(values)
     bad[:, 0] &= label_column is not None
     bad[:, 1:] |= np.abs(values[:, 1:]) > FLOAT32_MAX  # features are stored as float32
-    if bad[:, 0].any() and label_column is not None:
-        row = int(np.argmax(bad[:, 0]))
-        raise ParseError(f"{path}:{numbers[row]}: the label (column {in_file[0] + 1}) is "
-                         f"{frame.iat[row, in_file[0]]!r}, not a number; labels are numbers here (class "
-                         f"names: number them, e.g. 0, 1, 2, and keep the mapping beside the file)")
     if bad.any():
         row, col = np.argwhere(bad)[0]
+        if col == 0:  # the label
+            raise ParseError(f"{path}:{numbers[row]}: column {in_file[0] + 1} (the label) is "
+                             f"{frame.iat[row, in_file[0]]!r}, not a number; labels are numbers here (class names: "
+                             f"number them, e.g. 0, 1, 2, and keep the mapping beside the file)")
         what = "beyond float32's range (±3.4e38)" if np.isfinite(values[row, col]) else "not a finite number"
         raise ParseError(f"{path}:{numbers[row]}: column {in_file[col] + 1} is {what}: "
                          f"{frame.iat[row, in_file[col]]!r}")

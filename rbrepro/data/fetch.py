@@ -247,7 +247,7 @@ def is_own_local_file(file: DataFile) -> bool:
 
 def fetch_dataset(spec: DatasetSpec, data_dir: Path, mirror=None, progress: bool = True) -> list[Path]:
     """Fetch and verify every file of a dataset into data_dir/raw (the time limits checked first)."""
-    if spec.source.startswith("sklearn:"):
+    if spec.generated:
         return []
     if spec.source == "user" and not spec.files:
         raise FetchError(f"{spec.name}: {spec.note}")

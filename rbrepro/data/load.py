@@ -250,12 +250,39 @@ def minmax_scale(X_train, others):
     return scaler.transform(X_train), [scaler.transform(o) for o in others]
 
 
-def _embedded(spec: DatasetSpec):
-    import sklearn.datasets
+def _generated(spec: DatasetSpec, root: Path):
+    """All rows of a set made here: scikit-learn's bundled one, or a synthetic shape (generated once,
+    then read from the hash-checked cache, like a parsed file)."""
+    kind, _, what = spec.source.partition(":")
+    if kind == "sklearn":
+        import sklearn.datasets
 
-    loader = getattr(sklearn.datasets, spec.source.split(":", 1)[1])
-    X, y = loader(return_X_y=True)
-    return libsvm.Parsed(np.ascontiguousarray(X, dtype=np.float32), y.astype(np.float64))
+        X, y = getattr(sklearn.datasets, what)(return_X_y=True)
+        return libsvm.Parsed(np.ascontiguousarray(X, dtype=np.float32), y.astype(np.float64))
+    from rbrepro.data import synthetic
+
+    origin = _generated_origin(spec)
+    cache = root / "cache" / f"synthetic-{what}-v{synthetic.GENERATOR_VERSION}.npz"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(root / "locks" / (cache.name + ".lock")):
+        parsed = libsvm.load_cache(cache, origin)
+        if parsed is None:
+            log.info("%s: generating %s rows (seed 0)", spec.name, f"{spec.n_train + spec.n_test:,}")
+            X, y = synthetic.generate(synthetic.SHAPES[what], seed=0)
+            parsed = libsvm.Parsed(X, y)
+            libsvm.save_cache(parsed, cache, origin)
+    return parsed
+
+
+def _generated_origin(spec: DatasetSpec) -> str:
+    """What a generated set's bytes follow from (its fingerprint's part in place of a file hash)."""
+    if spec.source.startswith("sklearn:"):
+        import sklearn
+
+        return f"{spec.source} scikit-learn {sklearn.__version__}"
+    from rbrepro.data.synthetic import GENERATOR_VERSION
+
+    return f"{spec.source} generator v{GENERATOR_VERSION} seed 0"
 
 
 def split_sizes(n: int, spec: DatasetSpec) -> int:
@@ -295,8 +322,8 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
         name = user.spec_from_path(name, None if test_file is None else str(test_file), label_column or 0)
     root = data_dir(data_path)
     spec = resolve_spec(name, root, user_datasets(datasets_file))
-    if spec.source.startswith("sklearn:"):
-        train, test, val = _embedded(spec), None, None
+    if spec.generated:
+        train, test, val = _generated(spec, root), None, None
     else:
         missing = [f for f in spec.files if not (root / "raw" / f.path).exists()]
         if missing and not fetch:
@@ -410,10 +437,8 @@ def dataset_availability(name, data_path=None, mirror=None, datasets_file=None, 
     root = data_dir(data_path)
     try:
         spec = resolve_spec(name, root, user_datasets(datasets_file))
-        if spec.source.startswith("sklearn:"):
-            import sklearn
-
-            digests = [f"{spec.source} scikit-learn {sklearn.__version__}"]
+        if spec.generated:
+            digests = [_generated_origin(spec)]
         else:
             if not fetch and any(not (root / "raw" / f.path).exists() for f in spec.files):
                 return NOT_FETCHED, ""
