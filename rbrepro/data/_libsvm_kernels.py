@@ -132,7 +132,7 @@ def _parse_float(buf, pos, end):
 
 
 @nb.njit(cache=True)
-def parse_block(buf, n_features, labels, counts, indices, values):
+def parse_block(buf, n_features, labels, counts, indices, values):  # noqa: C901 (a byte-level state machine)
     """Parse whole lines of buf. Returns (rows, nnz, error code, byte offset of the error)."""
     end = buf.shape[0]
     pos = 0

@@ -56,7 +56,7 @@ def _cheapest(rows: pd.DataFrame, targets: list[float], better_high: bool, colum
     return out
 
 
-def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:
+def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:  # noqa: C901 (four panels per dataset)
     ok = test_rows(results)
     approx = ok[ok["method"] != "exact"] if len(ok) else ok
     datasets = list(dict.fromkeys(approx["dataset"])) if len(approx) else []

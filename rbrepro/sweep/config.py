@@ -255,7 +255,7 @@ GRID_KEYS = ("sigma", "R", "lam", "exact_sigma", "baseline_sigma", "select_R", "
 
 
 
-def parse_config(text: str, file: str = "<config>") -> SweepConfig:
+def parse_config(text: str, file: str = "<config>") -> SweepConfig:  # noqa: C901 (the schema, key by key)
     """Validate YAML text into a SweepConfig (raises ConfigError naming file:line: key)."""
     rd = Reader(file)
     top = rd.mapping(compose(text, file), "", TOP_KEYS)
