@@ -152,33 +152,17 @@ def train(
     train_s = featurize_s + solve_s: wall time after loading, without numba compilation.
     The metric is accuracy in % (classification) or relative error ||y - y_hat|| / ||y||.
     """
-    from dataclasses import replace
+    from rbrepro.models.cell import CellParams
+    from rbrepro.models.train import train as train_model
 
-    from rbrepro.data.load import load_dataset
-    from rbrepro.models.cell import CellParams, run_cell
-
-    if solver is not Solver.rcd and l1 is not None:
-        _fail("--l1 is the weight of the rcd solver's L1 term; add --solver rcd (ridge uses --lam)")
     rcd = solver is Solver.rcd
     params = CellParams(dataset=name, method=method.value, sigma=sigma, kernel=kernel.value, R=R, lam=0.0,
-                        solver=solver.value,
-                        maxit=maxit, tol=tol, center=center, seed=seed, threads=threads, loss=loss.value,
-                        epochs=epochs, variant=variant.value, memory_limit_gb=memory_limit, scaling=scaling.value)
-    _guard(params.validate)
-    data = _guard(lambda: load_dataset(name, data_dir, mirror, progress=not (as_json or quiet), datasets_file=datasets,
-                                       scaling=scaling.value, test_file=test, label_column=label_column))
-    weight = (1e-4 if l1 is None else l1) if rcd else (data.info["spec"].lam if lam is None else lam)
-    params = replace(params, dataset=data.name, lam=weight)
-    models: list = []
-    row = _guard(lambda: run_cell(params, data, model_out=models))
-    if save_model:
-        from rbrepro.models.persist import data_fingerprint
-        from rbrepro.models.persist import save_model as save
-
-        path = _guard(lambda: save(models[0], save_model, data.name, data.n_features, data.task,
-                                   data.info.get("scaler"), data_fingerprint(data.X_train, data.y_train),
-                                   data.scaling))
-        row["model_path"] = str(path)
+                        solver=solver.value, maxit=maxit, tol=tol, center=center, seed=seed, threads=threads,
+                        loss=loss.value, epochs=epochs, variant=variant.value, memory_limit_gb=memory_limit,
+                        scaling=scaling.value)
+    row = _guard(lambda: train_model(params, lam=lam, l1=l1, data_dir=data_dir, mirror=mirror, datasets_file=datasets,
+                                     test_file=test, label_column=label_column, save_model=save_model,
+                                     progress=not (as_json or quiet)))
     if as_json:
         typer.echo(json.dumps(row, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
         return
@@ -188,7 +172,7 @@ def train(
                    f"{row['solver']}" + (f" {row['cg_iterations']} it" if row["solver"] in ("cg", "pcg") else ""))
     kappa = f" kappa={row['kappa']:.2f}" if row["kappa"] == row["kappa"] else ""
     kernel_text = f" kernel {kernel.value}" if kernel is not Kernel.l1 else ""
-    typer.echo(f"{data.name}: {method.value} R={R} sigma={sigma:g}{kernel_text} {'l1' if rcd else 'lam'}={params.lam:g}: test "
+    typer.echo(f"{row['dataset']}: {method.value} R={R} sigma={sigma:g}{kernel_text} {'l1' if rcd else 'lam'}={row['lam']:g}: test "
                f"{row['metric']} {row['test_metric']:.4g}{unit} (train {row['train_metric']:.4g}{unit}); "
                f"D={row['D']}{kappa}; {solver_text}; featurize {row['featurize_s']:.3f} s + solve "
                f"{row['solve_s']:.3f} s = train {row['train_s']:.3f} s; predict {row['predict_s']:.3f} s; peak "
