@@ -5,11 +5,16 @@ lines with timestamps to a file, so a days-long sweep leaves a record of what it
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from pathlib import Path
 
 ROOT = "rbrepro"
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+#: how the command line's logging reaches a sweep's worker processes (spawned: they inherit the
+#: environment, not the handlers)
+ENV = "RBREPRO_LOG"
 
 
 def configure(verbosity: int = 0, log_file: Path | None = None) -> None:
@@ -34,3 +39,19 @@ def configure(verbosity: int = 0, log_file: Path | None = None) -> None:
         levels.append(logging.DEBUG)
     logger.setLevel(min(levels) if levels else logging.WARNING)
     logger.propagate = not levels  # configured here: not twice through the root logger
+    if levels:
+        os.environ[ENV] = json.dumps({"verbosity": verbosity, "log_file": str(log_file) if log_file else None})
+    else:
+        os.environ.pop(ENV, None)
+
+
+def configure_from_environment() -> None:
+    """In a worker process: the logging its command line asked for (ENV), if any."""
+    text = os.environ.get(ENV)
+    if not text:
+        return
+    try:
+        asked = json.loads(text)
+        configure(int(asked.get("verbosity") or 0), asked.get("log_file"))
+    except (ValueError, TypeError, OSError):  # a damaged setting must not stop a cell: run unlogged
+        return

@@ -225,6 +225,11 @@ def test_verbose_and_log_file_say_what_was_done(tmp_path):
     lines = log.read_text().splitlines()
     assert any(" INFO rbrepro.models.cell: fit rb R=16" in line for line in lines)
     assert all(line[:4].isdigit() for line in lines)  # each line starts with its timestamp
+    config = tmp_path / "one.yaml"
+    config.write_text("name: one\ndatasets:\n  digits: {sigma: [0.3], R: [16]}\n")
+    rbrepro("--log-file", tmp_path / "sweep.log", "sweep", config, "--out", tmp_path / "one", "-q", cwd=tmp_path)
+    swept = (tmp_path / "sweep.log").read_text()
+    assert "rbrepro.sweep.runner: cell" in swept and "rbrepro.models.cell: fit rb R=16" in swept  # from the worker
     quiet = rbrepro("train", "digits", "-R", "16", "--sigma", "0.3", "-q", cwd=tmp_path,
                     env_extra={"RBREPRO_DATA": str(tmp_path / "d")})
     assert quiet.stderr == ""  # silent unless asked

@@ -119,6 +119,8 @@ def test_speedup_is_the_median_over_seeds_each_against_its_own_draw():
     assert table.loc[2, "speedup"] == pytest.approx(2.0)
     assert table.loc[2, "time_to_target"] == pytest.approx(1.0)
     assert table.loc[2, "runs"] == 3 and table.loc[1, "speedup"] == pytest.approx(1.0)
+    lone = rows[~((rows["seed"] == 2) & (rows["threads"] == 1))]  # seed 2 lost its 1-thread cell: no speedup
+    assert speedups(lone).set_index("threads").loc[2, "runs"] == 2
 
 
 def test_default_targets_ladder():

@@ -78,6 +78,22 @@ def test_a_csv_label_in_the_last_column_is_read_where_it_is_said_to_be(tmp_path)
     assert first.task == "regression" and last.task == "binary"
 
 
+def test_the_label_column_is_part_of_the_data_fingerprint_and_only_for_csv(tmp_path):
+    from rbrepro.data.load import dataset_availability
+    from rbrepro.data.user import spec_from_path
+
+    csv = _last_column_csv(tmp_path / "plain.csv", header="")
+    first = dataset_availability(spec_from_path(str(csv)), tmp_path / "d")[0]
+    assert first == dataset_availability(spec_from_path(str(csv), label_column=0), tmp_path / "d")[0]
+    assert first != dataset_availability(spec_from_path(str(csv), label_column=-1), tmp_path / "d")[0]
+    lib = tmp_path / "plain.libsvm"
+    lib.write_text("1 1:0.5\n-1 1:0.2\n" * 20)
+    with pytest.raises(ValueError, match="applies to CSV files"):
+        load_dataset(str(lib), tmp_path / "d", progress=False, label_column=-1)
+    with pytest.raises(FileNotFoundError, match="nosuch.csv: no such file"):
+        load_dataset("nosuch.csv", tmp_path / "d", progress=False, test_file=csv)
+
+
 def test_class_names_as_csv_labels_are_refused_naming_the_line_and_the_value(tmp_path):
     (tmp_path / "names.csv").write_text("f1,f2,label\n1,2,0\n2,3,dog\n")
     with pytest.raises(ParseError, match=r"names\.csv:3: column 3 \(the label\) is 'dog', not a number"):

@@ -100,9 +100,11 @@ def sweep(
             typer.echo(f"{name}: not fetched yet (a dry run downloads nothing): its cells are listed as to run; "
                        f"`rbrepro fetch {name}` or the sweep itself fetches it")
         states = plan.states(reuse_stale)
+        unknown = {n for n, f in plan.fingerprints.items() if f == NOT_FETCHED}
         for s in states:
             p = s.params
-            typer.echo(f"{s.key} {s.status:7s} {p.dataset} {p.method} sigma={p.sigma:g} R={p.R} lam={p.lam:g} "
+            key, status = ("?" * 16, "todo?") if p.dataset in unknown else (s.key, s.status)
+            typer.echo(f"{key} {status:7s} {p.dataset} {p.method} sigma={p.sigma:g} R={p.R} lam={p.lam:g} "
                        f"seed={p.seed} threads={p.threads}" + (f" variant={p.variant}" if p.solver == "rcd" else "")
                        + (f" [selects sigma on {p.evaluate_on} data]" if p.evaluate_on == "validation" else ""))
         n_done = sum(s.status in ("done", "skipped") for s in states)

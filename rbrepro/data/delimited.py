@@ -23,7 +23,7 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 #: header names that say "this column is the label" (a CSV whose label sits elsewhere is refused)
-LABEL_NAMES = ("label", "labels", "class", "target", "y")
+LABEL_NAMES = ("label", "labels", "target", "class")
 
 def _is_number(text: str) -> bool:
     try:
@@ -68,6 +68,7 @@ def parse_csv(path: Path, n_features: int = 0, label_column: int | None = 0) -> 
     lines, numbers = _data_lines(path)
     fields = _fields(lines[0]) if lines else []
     header = bool(fields) and all(fields) and not any(map(_is_number, fields))
+    header_line = numbers[0] if header else 0
     if header:
         lines, numbers = lines[1:], numbers[1:]  # a header: names in every column, no numbers
     if not lines:
@@ -83,7 +84,7 @@ def parse_csv(path: Path, n_features: int = 0, label_column: int | None = 0) -> 
         raise ParseError(f"{path}: label column {label_column} does not exist; the file has {width} columns")
     named = [i for i, name in enumerate(fields) if name.strip().strip('"').lower() in LABEL_NAMES] if header else []
     if label_column is not None and named and label_column % width not in named:
-        raise ParseError(f"{path}:{numbers[0] - 1}: the header names column {named[0] + 1} "
+        raise ParseError(f"{path}:{header_line}: the header names column {named[0] + 1} "
                          f"{fields[named[0]].strip()!r}, but the label is read from column {label_column % width + 1}; "
                          f"give --label-column {named[0]} (or label_column: {named[0]} in a datasets file)")
     frame = pd.read_csv(io.StringIO("\n".join(lines)), header=None, dtype=str, keep_default_na=False)

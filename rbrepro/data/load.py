@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -23,7 +24,7 @@ from rbrepro.data.fetch import (
     write_record,
 )
 from rbrepro.data.inputs import redact
-from rbrepro.data.registry import DataFile, DatasetSpec, get_spec
+from rbrepro.data.registry import REGISTRY, DataFile, DatasetSpec, get_spec
 from rbrepro.errors import InvalidParameter, MissingData, RbreproError
 from rbrepro.vocabulary import SCALINGS
 
@@ -60,8 +61,19 @@ def data_dir(path: str | os.PathLike | None = None) -> Path:
     (`default_data_dir`); `~` expanded, and a relative folder taken from the working folder at
     startup (STARTUP_FOLDER), so a later change of folder does not move the cache."""
     chosen = path or os.environ.get("RBREPRO_DATA")
+    if not chosen:
+        _warn_about_an_old_cache()
     folder = Path(chosen).expanduser() if chosen else default_data_dir()
     return folder if folder.is_absolute() else STARTUP_FOLDER / folder
+
+
+@functools.lru_cache(maxsize=1)
+def _warn_about_an_old_cache() -> None:
+    """Once per process: a ./datasets cache from before the default moved is not used silently."""
+    old = STARTUP_FOLDER / "datasets"
+    if (old / "hashes.lock.json").exists() or (old / "raw").is_dir():
+        log.warning("rbrepro: %s holds a data cache, but the default cache is now %s; set RBREPRO_DATA=%s to "
+                    "keep using it (or move it there)", old, default_data_dir(), old)
 
 
 def default_mirror(mirror=None):
@@ -315,11 +327,16 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
     if scaling not in SCALINGS:
         raise InvalidParameter(f"scaling {scaling!r} is not available; choose from {', '.join(SCALINGS)}")
     if test_file is not None or label_column is not None:
+        what = f"a test file ({test_file})" if test_file is not None else f"a label column ({label_column})"
         if not isinstance(name, str) or not _names_a_file(name):
-            what = f"a test file ({test_file})" if test_file is not None else f"a label column ({label_column})"
-            raise InvalidParameter(f"{what} goes with a data file named on the command line, but {name!r} is a "
-                                   f"registered dataset with its own files; give the training file's path")
+            registered = not isinstance(name, str) or name in REGISTRY or name in user_datasets(datasets_file)
+            raise (InvalidParameter(f"{what} goes with a data file named on the command line, but {name!r} is a "
+                                    f"registered dataset with its own files; give the training file's path")
+                   if registered else MissingData(f"{name}: no such file (and no dataset of that name)"))
         name = user.spec_from_path(name, None if test_file is None else str(test_file), label_column or 0)
+        if label_column and name.train.format != "csv":
+            raise InvalidParameter(f"{what} applies to CSV files; {name.train.url} is LIBSVM, whose label is each "
+                                   f"line's first token")
     root = data_dir(data_path)
     spec = resolve_spec(name, root, user_datasets(datasets_file))
     if spec.generated:
@@ -451,4 +468,6 @@ def dataset_availability(name, data_path=None, mirror=None, datasets_file=None, 
         return "unavailable", ""
     described = {"files": [f.path for f in spec.files], "d": spec.n_features, "task": spec.task,
                  "scaling": spec.scaling, "split_seed": spec.split_seed, "digests": digests}
+    if any(f.label_column for f in spec.files):  # a CSV read with another label column is other data
+        described["label_columns"] = [f.label_column for f in spec.files]  # (absent at 0: old keys stay)
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:16], ""

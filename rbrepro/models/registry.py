@@ -51,7 +51,7 @@ _ITERATIVE = ("default", *RIDGE_SOLVERS)
 METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in (
     MethodSpec("rb", "Random Binning", "subject", "grids", "n_grids", "cg", _ITERATIVE + ("rcd",), ("l1",),
                "features", authors_draws=True),
-    MethodSpec("rf", "Random Fourier", "baseline", "features", "n_components", "cg", _ITERATIVE + ("rcd",), KERNELS,
+    MethodSpec("rf", "Random Fourier", "baseline", "features", "n_components", "direct", _ITERATIVE + ("rcd",), KERNELS,
                "features"),
     MethodSpec("nystrom", "Nyström", "baseline", "landmarks", "n_components", "direct", _ITERATIVE, KERNELS,
                "features"),
@@ -78,7 +78,3 @@ def method_spec(name: str) -> MethodSpec:
     except KeyError:
         raise UnknownName(f"method {name!r} is not available; choose from {', '.join(METHOD_NAMES)}") from None
 
-
-def r_help() -> str:
-    """What R means, per method (for --help texts)."""
-    return "; ".join(f"{s.name}: {s.r_meaning}" for s in METHODS.values() if s.has_R) + "; unused by exact"

@@ -86,7 +86,7 @@ def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None)
             pub = published[published["method"] == m]
             if len(pub):
                 drawn["points"] = True
-                drawn["times"] |= bool(pub["train_s"].notna().any())
+                drawn["times"] |= bool(pub["train_s"].notna().any())  # (and below: only where drawn)
                 ax_perf.plot(pub["R"], pub["perf"], ls="none", marker=marker, ms=6, mfc="none", mec=color, mew=1.0,
                              label=f"{label}, published")
                 ax_time.plot(pub["R"], pub["train_s"], ls="none", marker=marker, ms=6, mfc="none", mec=color, mew=1.0,
@@ -127,7 +127,7 @@ def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None)
             for ax, ref, column in ((ax_tt, pub, "train_s"), (ax_mem, pub_mem, "mem_est")):
                 if len(ref):
                     drawn["points"] = True
-                    drawn["times"] |= column == "train_s"
+                    drawn["times"] |= column == "train_s" and bool(ref[column].notna().any())
                     ax.plot(xs, _cheapest(ref, targets, better_high, column), ls="none", marker=marker, ms=8,
                             mfc="none", mec=color, mew=1.0)
         fmt = (lambda t: f"{t:.2f}%") if better_high else (lambda t: f"{t:.3f}")

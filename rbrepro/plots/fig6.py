@@ -71,10 +71,12 @@ def speedups(rows: pd.DataFrame) -> pd.DataFrame:
                     for one in _speedups_of_one_draw(cells)]
         frame = pd.DataFrame(per_seed)
         for (variant, threads), g in frame.groupby(["variant", "threads"], sort=False):
+            judged = g[np.isfinite(g["speedup"])]  # a seed without a 1-thread cell has no speedup to pool
             out.append({"method": method, "variant": variant, "threads": threads,
                         "time_to_target": float(g["time_to_target"].median()),
-                        "speedup": float(g["speedup"].median()), "D": g["D"].mean(), "R": g["R"].iloc[0],
-                        "runs": len(g)})
+                        "speedup": float(judged["speedup"].median()) if len(judged) else float("nan"),
+                        "D": g["D"].mean(), "R": g["R"].iloc[0], "runs": len(judged),
+                        "reached": int((judged["speedup"] > 0).sum())})
     return pd.DataFrame(out)
 
 

@@ -73,6 +73,9 @@ def worker_init(coordinator_pid: int) -> None:
     import threading
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from rbrepro.logs import configure_from_environment
+
+    configure_from_environment()  # -v / --log-file reach the cells' fits and data loads too
 
     def watch():
         while True:
