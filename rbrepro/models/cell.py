@@ -22,8 +22,6 @@ from rbrepro.data.load import Dataset, validation_split
 from rbrepro.errors import InvalidParameter
 from rbrepro.memory import PeakMemory, memory_limit_bytes
 from rbrepro.models import targets
-from rbrepro.models.feature_ridge import FEATURE_RIDGE
-from rbrepro.models.kernel_ridge import KERNEL_RIDGE
 from rbrepro.models.l1_model import L1_MODEL
 from rbrepro.models.registry import METHOD_NAMES, METHODS, RCD_METHODS
 from rbrepro.provenance import provenance
@@ -119,18 +117,15 @@ def make_model(params: CellParams, task: str, threads: int):
         return L1_MODEL[task](method=p.method, n_components=p.R, sigma=p.sigma, l1=p.lam, loss=p.loss,
                               epochs=p.epochs, threads=threads, variant=p.variant, random_state=p.seed,
                               memory_limit_gb=p.memory_limit_gb)
-    spec = METHODS[p.method]
-    if spec.memory == "kernel" or spec.memory == "blocks":  # kernel-matrix models (models.kernel_ridge)
-        r_param = {spec.r_parameter: p.R, "random_state": p.seed} if spec.has_R else {}
-        return KERNEL_RIDGE[p.method, task](**r_param, sigma=p.sigma, kernel=p.kernel, lam=p.lam,
-                                            memory_limit_gb=p.memory_limit_gb, **optional)
-    if p.solver != "default":
-        optional["solver"] = p.solver
-    r_param = {spec.r_parameter: p.R}
-    r_param.update({"draws": p.rng} if spec.authors_draws else {})
-    r_param.update({"kernel": p.kernel} if len(spec.kernels) > 1 else {})
-    return FEATURE_RIDGE[p.method, task](**r_param, sigma=p.sigma, lam=p.lam, maxit=p.maxit, tol=p.tol,
-                                         random_state=p.seed, memory_limit_gb=p.memory_limit_gb, **optional)
+    spec = METHODS[p.method]  # what the registry says of the method decides every argument
+    kwargs = {"sigma": p.sigma, "lam": p.lam, "memory_limit_gb": p.memory_limit_gb, **optional}
+    kwargs.update({spec.r_parameter: p.R} if spec.has_R else {})
+    kwargs.update({"random_state": p.seed} if spec.randomized else {})
+    kwargs.update({"draws": p.rng} if spec.authors_draws else {})
+    kwargs.update({"kernel": p.kernel} if len(spec.kernels) > 1 else {})
+    if not spec.cholesky:  # an iterative solve: CG's settings and the solver choice are its own
+        kwargs.update({"maxit": p.maxit, "tol": p.tol}, **({"solver": p.solver} if p.solver != "default" else {}))
+    return spec.estimator(task)(**kwargs)
 
 
 def numba_signatures() -> dict[int, tuple[str, int]]:

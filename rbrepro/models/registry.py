@@ -33,8 +33,16 @@ class MethodSpec:
     solvers: tuple[str, ...]    # the solver names a cell may give it ("default" included)
     kernels: tuple[str, ...]    # the kernels it approximates or computes
     memory: str                 # "features" (features.featurize_memory), "kernel" (N x N), "blocks" (unmodelled)
+    estimators: tuple[str, str] = ("", "")  # "module:Class" of its classifier and its regressor
     randomized: bool = True     # its result depends on the seed (so it gets seed bands)
     authors_draws: bool = False  # `rng: authors` can replay the authors' C++ draws for it
+
+    def estimator(self, task: str) -> type:
+        """Its classifier ("classification") or regressor ("regression") class, imported on use."""
+        import importlib
+
+        module, _, name = self.estimators[0 if task == "classification" else 1].partition(":")
+        return getattr(importlib.import_module(module), name)
 
     @property
     def has_R(self) -> bool:
@@ -48,17 +56,21 @@ class MethodSpec:
 
 _ITERATIVE = ("default", *RIDGE_SOLVERS)
 
+
+def _pair(module: str, stem: str) -> tuple[str, str]:
+    return (f"rbrepro.models.{module}:{stem}Classifier", f"rbrepro.models.{module}:{stem}Regressor")
+
 METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in (
     MethodSpec("rb", "Random Binning", "subject", "grids", "n_grids", "cg", _ITERATIVE + ("rcd",), ("l1",),
-               "features", authors_draws=True),
+               "features", _pair("feature_ridge", "RandomBinning"), authors_draws=True),
     MethodSpec("rf", "Random Fourier", "baseline", "features", "n_components", "direct", _ITERATIVE + ("rcd",), KERNELS,
-               "features"),
+               "features", _pair("feature_ridge", "RandomFourier")),
     MethodSpec("nystrom", "Nyström", "baseline", "landmarks", "n_components", "direct", _ITERATIVE, KERNELS,
-               "features"),
+               "features", _pair("feature_ridge", "Nystrom")),
     MethodSpec("block", "independent blocks", "baseline", "leaf size", "leaf_size", "cholesky", ("default",),
-               KERNELS, "blocks"),
+               KERNELS, "blocks", _pair("kernel_ridge", "IndependentBlock")),
     MethodSpec("exact", "exact kernel", "reference", "", None, "cholesky", ("default",), KERNELS, "kernel",
-               randomized=False),
+               _pair("kernel_ridge", "ExactKernel"), randomized=False),
 )}
 
 #: the method names, in the paper's order
