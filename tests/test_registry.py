@@ -29,7 +29,8 @@ def test_registry_describes_the_five_methods():
 @pytest.mark.parametrize("name", METHOD_NAMES)
 def test_make_model_passes_R_to_the_parameter_the_registry_names(name):
     spec = METHODS[name]
-    model = make_model(CellParams(dataset="x", method=name, R=37, sigma=0.5).validate(), "classification", 1)
+    params = CellParams(dataset="x", method=name, R=37, sigma=0.5, kernel=spec.kernels[0]).validate()
+    model = make_model(params, "classification", 1)
     if spec.has_R:
         assert model.get_params()[spec.r_parameter] == 37
     assert model.get_params()["sigma"] == 0.5
