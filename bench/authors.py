@@ -92,7 +92,8 @@ def main(argv=None) -> int:
         return 0
     exe = build(Path(args.checkout).expanduser().resolve())
 
-    from rbrepro.data.load import data_dir, load_dataset
+    from rbrepro.data.folders import data_dir
+    from rbrepro.data.load import load_dataset
     from rbrepro.models.cell import CellParams, run_cell
 
     data = load_dataset("ijcnn1", progress=False)

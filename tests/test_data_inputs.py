@@ -23,8 +23,9 @@ from rbrepro.data import transfer as transfer_mod
 from rbrepro.data.content import check_content
 from rbrepro.data.delimited import parse_csv
 from rbrepro.data.fetch import FetchError, HashLock, fetch_dataset
+from rbrepro.data.folders import data_dir
 from rbrepro.data.libsvm import ParseError, parse_libsvm
-from rbrepro.data.load import data_dir, load_dataset
+from rbrepro.data.load import load_dataset
 from rbrepro.data.registry import get_spec
 from rbrepro.data.user import spec_from_files, spec_from_path
 from tests.cli_runner import one_line_error, run_cli
@@ -416,7 +417,7 @@ def test_without_rbrepro_data_the_cache_is_the_platforms_user_cache_folder(tmp_p
 
 
 def test_a_relative_rbrepro_data_is_resolved_once_against_the_starting_folder(tmp_path):
-    script = ("import os\nfrom rbrepro.data.load import data_dir\nos.chdir('/')\nprint(data_dir())\n")
+    script = ("import os\nfrom rbrepro.data.folders import data_dir\nos.chdir('/')\nprint(data_dir())\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=60,
                           env={**os.environ, "RBREPRO_DATA": "rel/d", "PYTHONPATH": str(Path.cwd())})
     assert proc.stdout.strip() == str(tmp_path / "rel" / "d"), proc.stderr

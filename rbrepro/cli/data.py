@@ -37,7 +37,7 @@ def fetch(
     from dataclasses import replace
 
     from rbrepro.data import user
-    from rbrepro.data.load import data_dir as resolve_dir
+    from rbrepro.data.folders import data_dir as resolve_dir
     from rbrepro.data.load import default_mirror, load_dataset, user_datasets
     from rbrepro.data.registry import REGISTRY
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os
@@ -23,6 +22,8 @@ from rbrepro.data.fetch import (
     sha256_file,
     write_record,
 )
+from rbrepro.data.folders import data_dir
+from rbrepro.data.generated import generated_origin, generated_rows
 from rbrepro.data.inputs import redact
 from rbrepro.data.registry import REGISTRY, DataFile, DatasetSpec, get_spec
 from rbrepro.errors import InvalidParameter, MissingData, RbreproError
@@ -33,47 +34,8 @@ log = logging.getLogger(__name__)
 TRAIN_SHARE = 0.8
 
 
-def _startup_folder() -> Path:
-    try:
-        return Path.cwd()
-    except OSError:  # the working folder was removed: relative paths then fail where they are used
-        return Path(".")
-
-
-STARTUP_FOLDER = _startup_folder()
-
-
 class ContentError(RbreproError, ValueError):
     """Parsed data that does not match what the registry or the manifest promises."""
-
-
-def default_data_dir() -> Path:
-    """The platform's cache folder for rbrepro (~/.cache/rbrepro on Linux, ~/Library/Caches/rbrepro
-    on macOS, %LOCALAPPDATA%\\rbrepro\\Cache on Windows), as pooch does: one cache whatever the
-    working folder, so `load_dataset("ijcnn1")` finds the data from anywhere."""
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("rbrepro", appauthor=False))
-
-
-def data_dir(path: str | os.PathLike | None = None) -> Path:
-    """The cache folder: `path`, else $RBREPRO_DATA, else the platform's cache folder
-    (`default_data_dir`); `~` expanded, and a relative folder taken from the working folder at
-    startup (STARTUP_FOLDER), so a later change of folder does not move the cache."""
-    chosen = path or os.environ.get("RBREPRO_DATA")
-    if not chosen:
-        _warn_about_an_old_cache()
-    folder = Path(chosen).expanduser() if chosen else default_data_dir()
-    return folder if folder.is_absolute() else STARTUP_FOLDER / folder
-
-
-@functools.lru_cache(maxsize=1)
-def _warn_about_an_old_cache() -> None:
-    """Once per process: a ./datasets cache from before the default moved is not used silently."""
-    old = STARTUP_FOLDER / "datasets"
-    if (old / "hashes.lock.json").exists() or (old / "raw").is_dir():
-        log.warning("rbrepro: %s holds a data cache, but the default cache is now %s; set RBREPRO_DATA=%s to "
-                    "keep using it (or move it there)", old, default_data_dir(), old)
 
 
 def default_mirror(mirror=None):
@@ -262,41 +224,6 @@ def minmax_scale(X_train, others):
     return scaler.transform(X_train), [scaler.transform(o) for o in others]
 
 
-def _generated(spec: DatasetSpec, root: Path):
-    """All rows of a set made here: scikit-learn's bundled one, or a synthetic shape (generated once,
-    then read from the hash-checked cache, like a parsed file)."""
-    kind, _, what = spec.source.partition(":")
-    if kind == "sklearn":
-        import sklearn.datasets
-
-        X, y = getattr(sklearn.datasets, what)(return_X_y=True)
-        return libsvm.Parsed(np.ascontiguousarray(X, dtype=np.float32), y.astype(np.float64))
-    from rbrepro.data import synthetic
-
-    origin = _generated_origin(spec)
-    cache = root / "cache" / f"synthetic-{what}-v{synthetic.GENERATOR_VERSION}.npz"
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    with file_lock(root / "locks" / (cache.name + ".lock")):
-        parsed = libsvm.load_cache(cache, origin)
-        if parsed is None:
-            log.info("%s: generating %s rows (seed 0)", spec.name, f"{spec.n_train + spec.n_test:,}")
-            X, y = synthetic.generate(synthetic.SHAPES[what], seed=0)
-            parsed = libsvm.Parsed(X, y)
-            libsvm.save_cache(parsed, cache, origin)
-    return parsed
-
-
-def _generated_origin(spec: DatasetSpec) -> str:
-    """What a generated set's bytes follow from (its fingerprint's part in place of a file hash)."""
-    if spec.source.startswith("sklearn:"):
-        import sklearn
-
-        return f"{spec.source} scikit-learn {sklearn.__version__}"
-    from rbrepro.data.synthetic import GENERATOR_VERSION
-
-    return f"{spec.source} generator v{GENERATOR_VERSION} seed 0"
-
-
 def split_sizes(n: int, spec: DatasetSpec) -> int:
     """Training rows of a seeded split: the paper's counts when the file has exactly their sum,
     else floor(0.8 N)."""
@@ -340,7 +267,7 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
     root = data_dir(data_path)
     spec = resolve_spec(name, root, user_datasets(datasets_file))
     if spec.generated:
-        train, test, val = _generated(spec, root), None, None
+        train, test, val = generated_rows(spec, root), None, None
     else:
         missing = [f for f in spec.files if not (root / "raw" / f.path).exists()]
         if missing and not fetch:
@@ -455,7 +382,7 @@ def dataset_availability(name, data_path=None, mirror=None, datasets_file=None, 
     try:
         spec = resolve_spec(name, root, user_datasets(datasets_file))
         if spec.generated:
-            digests = [_generated_origin(spec)]
+            digests = [generated_origin(spec)]
         else:
             if not fetch and any(not (root / "raw" / f.path).exists() for f in spec.files):
                 return NOT_FETCHED, ""
