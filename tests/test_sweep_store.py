@@ -203,15 +203,21 @@ def test_no_worker_outlives_its_coordinator(tmp_path, how):
 def test_sigint_and_sigterm_print_one_line_and_leave_a_resumable_folder(tmp_path, how, code):
     config = tmp_path / "i.yaml"
     config.write_text("name: i\nfigure: fig3\nseeds: [0, 1, 2]\n"
-                      "datasets:\n  digits: {sigma: [0.1, 0.3, 1, 3, 10, 30], R: [2048]}\n")
+                      "datasets:\n  digits: {sigma: [0.1, 0.3, 1, 3, 10, 30], R: [4096]}\n")
     out = tmp_path / "res"
+
+    def default_signals():  # whatever this test process ignores (an earlier test, a library), the child may not
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
     proc = subprocess.Popen([sys.executable, "-m", "rbrepro", "sweep", str(config), "--out", str(out), "-q"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
     assert _wait(lambda: len(list((out / "cells").glob("*.json"))) >= 1, 120)
     children = [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
+    at_signal = len(list((out / "cells").glob("*.json")))
     proc.send_signal(how)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == code
+    out_text, err = proc.communicate(timeout=120)
+    assert proc.returncode == code, (proc.returncode, at_signal, out_text, err)
     lines = err.strip().splitlines()
     assert len(lines) == 1 and f"interrupted by {signal.Signals(how).name}" in lines[0] and "resume" in lines[0]
     assert _wait(lambda: not any(_alive(p) for p in children), 15)
