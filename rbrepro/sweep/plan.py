@@ -7,7 +7,7 @@ cell), `Job` (a task under its cell key, what a backend queues) and `SweepCounts
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, NamedTuple
 
@@ -87,6 +87,12 @@ class SweepPlan:
     cells: tuple
     band: tuple
     later: str
+    narrow: Callable = field(default=lambda cs: cs, compare=False, repr=False)
+
+    def keep(self, cells) -> tuple:
+        """`cells` through the command line's filters, without the datasets that cannot be had here:
+        every phase's cells, the ones known now and the ones the run adds, pass through it."""
+        return tuple(c for c in self.narrow(cells) if c.dataset not in self.unavailable)
 
     @property
     def known(self) -> list[CellParams]:
@@ -108,18 +114,17 @@ def plan_sweep(config: SweepConfig, out: Path, narrow: Callable | None = None, c
     narrow = narrow or (lambda cs: cs)
     unavailable: dict = {}
     selection = config.selection_cells()
-    test_cells = config.cells() if cells is None else list(cells)
+    config_cells = config.cells()
+    test_cells = config_cells if cells is None else list(cells)
     band = config.band_cells() if cells is None else []
-    fingerprints = fingerprints_for(config, [*selection, *config.cells(), *test_cells], data_path, mirror, unavailable,
-                                    fetch=fetch)
-
-    def keep(cs):
-        return tuple(c for c in narrow(cs) if c.dataset not in unavailable)
+    fingerprints = fingerprints_for(config, [*selection, *config_cells, *(cells or [])], data_path, mirror,
+                                    unavailable, fetch=fetch)
 
     later = []
     if cells is None and selection:
         later.append("the chosen-sigma cells once selection is done")
     if cells is None and config.band_seeds and config.band_at == "chosen":
         later.append(f"{len(config.band_seeds)} band seed(s) at each chosen sigma")
-    return SweepPlan(config, Path(out), fingerprints, unavailable, keep(selection), keep(test_cells), keep(band),
-                     "".join(f" (plus {what})" for what in later))
+    plan = SweepPlan(config, Path(out), fingerprints, unavailable, (), (), (),
+                     "".join(f" (plus {what})" for what in later), narrow)
+    return replace(plan, selection=plan.keep(selection), cells=plan.keep(test_cells), band=plan.keep(band))

@@ -128,21 +128,18 @@ def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams] | None = N
                                 on_progress=on_progress, counts=counts, memory_limit_gb=memory_limit_gb,
                                 sources=sources, reuse_stale=reuse_stale, limit=limit)
 
-        def narrowed(cs):
-            return [c for c in (narrow or (lambda x: x))(cs) if c.dataset not in unavailable]
-
         run(list(plan.selection))  # choosing on validation data: those cells first, then the chosen sigmas on test
         chosen = _chosen_sigma(config, out, fingerprints, reuse_stale)
         sigma_of = {k: v[0] for k, v in chosen.items()}
-        run(narrowed(config.cells(sigma_of)) if cells is None else list(plan.cells))
+        run(list(plan.keep(config.cells(sigma_of))) if cells is None else list(plan.cells))
         if config.selection is not None and config.selection.on == "test":  # the test grid just ran: its rows choose
             chosen = _chosen_sigma(config, out, fingerprints, reuse_stale)
             sigma_of = {k: v[0] for k, v in chosen.items()}
             if cells is None:  # methods that take another's choice (per: exact) run now
-                run(narrowed(config.cells(sigma_of)))
+                run(list(plan.keep(config.cells(sigma_of))))
         band = config.band_cells(sigma_of) if cells is None else []
         if band:  # the extra seeds that make each published point a band
-            run(narrowed(band))
+            run(list(plan.keep(band)))
         config_cells = [c for c in (*config.selection_cells(), *config.cells(sigma_of), *band, *(cells or []))
                         if c.dataset not in unavailable]  # cells of a dataset gone since are not results
         states = cell_states(config_cells, out, fingerprints, reuse_stale, limit)
