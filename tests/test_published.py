@@ -9,7 +9,17 @@ import pandas as pd
 import pytest
 
 from rbrepro.published import build_table, published_table
-from rbrepro.report.fidelity import BETTER, REPRODUCED, WORSE, Counts, compare_points, draw_matches, no_worse, verdict
+from rbrepro.report.fidelity import (
+    BETTER,
+    REPRODUCED,
+    WORSE,
+    Counts,
+    compare_points,
+    draw_matches,
+    no_worse,
+    training_rows,
+    verdict,
+)
 from tests.cli_runner import run_cli
 
 REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "authors-figure-data"
@@ -65,6 +75,46 @@ def test_a_band_over_seeds_reproduces_what_one_draw_misses():
     counts = Counts.of([point, one_seed])
     assert (counts.reproduced, counts.better, counts.worse, counts.no_worse) == (1, 0, 1, 1)
     assert counts.line().startswith("1 of 2 published points reproduced (50 %), 0 better, 1 worse")
+
+
+def _authors_fig3_rows(dataset: str, shift_D: int = 0, draw_offset: float = 0.0) -> pd.DataFrame:
+    """RB rows on the authors' draws at every Fig. 3 sigma (R = 128): their test value plus
+    draw_offset, and their training-run D plus shift_D; five numpy seeds around their value."""
+    ref = published_table()
+    ref = ref[(ref.panel == "fig3") & (ref.method == "rb") & (ref.dataset == dataset) & (ref.R == 128)]
+    test, train = ref[ref.split == "test"], ref[ref.split == "train"].set_index("sigma")
+    rows = []
+    for pub in test.itertuples():
+        base = {"dataset": dataset, "method": "rb", "R": 128, "sigma": pub.sigma, "status": "ok", "evaluate_on": "test",
+                "metric": "accuracy", "D": train.loc[pub.sigma, "D"] + shift_D}
+        rows.append({**base, "seed": 0, "rng": "authors", "test_metric": pub.perf + draw_offset})
+        rows += [{**base, "seed": s, "rng": "numpy", "test_metric": pub.perf + 0.1 * (s - 2)} for s in range(5)]
+    return pd.DataFrame(rows)
+
+
+def test_the_authors_training_rows_are_known_by_their_bin_counts():
+    same = training_rows(_authors_fig3_rows("letter"))["letter"]
+    assert (same.compared, same.equal, same.same) == (19, 19, True)
+    other = training_rows(_authors_fig3_rows("letter", shift_D=3))["letter"]
+    assert (other.compared, other.equal, other.same) == (19, 0, False)
+    two = _authors_fig3_rows("letter").head(12)  # two sigmas: too few points to say
+    assert training_rows(two)["letter"].same is None
+    numpy_only = _authors_fig3_rows("letter").assign(rng="numpy")  # D from numpy draws says nothing of their rows
+    assert training_rows(numpy_only) == {}
+
+
+def test_a_missed_replay_on_other_training_rows_is_explained_by_them():
+    frame = _authors_fig3_rows("letter", shift_D=3, draw_offset=0.4)
+    frame.loc[frame.rng == "numpy", "test_metric"] -= 2.0  # our band below the paper too
+    points = [p for p in compare_points(frame, "fig3") if p.values and p.method == "rb"]
+    assert len(points) == 19 and all(p.same_rows is False and p.draw_matches is False for p in points)
+    assert all(p.explanation.startswith("the replay of the authors' draw misses too") for p in points)
+    counts = Counts.of(points)
+    assert (counts.draws_total, counts.draws_matching, counts.same_rows_total) == (19, 0, 0)
+    matched = [p for p in compare_points(_authors_fig3_rows("letter"), "fig3") if p.values and p.method == "rb"]
+    counts = Counts.of(matched)
+    assert (counts.same_rows_total, counts.same_rows_matching) == (19, 19)
+    assert "(19 of 19 on datasets whose training rows are the authors')" in counts.line()
 
 
 def _rows(values: dict, selected_sigma: float | None = None) -> pd.DataFrame:

@@ -8,12 +8,15 @@ with it. The older one-sided count ("ours is no worse than the paper minus the t
 is kept only under the name `no_worse`, never merged into "reproduced".
 
 With the authors' own draws (`rng: authors`, RB as published) one value is compared
-directly: within 0.2 points of accuracy or 1 % relative error.
+directly: within 0.2 points of accuracy or 1 % relative error. That replay can only match where
+our training rows are the authors': their figure data records, for every (R, sigma) of Fig. 3,
+the number of bins D their draws gave on their training rows ("TrainPerf" runs), and our rows
+with their draws record ours. Equal D at nearly every point means the same rows (`training_rows`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -30,6 +33,10 @@ DRAW_ACCURACY_POINTS = 0.2
 DRAW_RELATIVE_ERROR_SHARE = 0.01
 #: Seeds a band needs before its verdict counts as a band (fewer: said beside the count).
 MIN_BAND_SEEDS = 5
+#: Our training rows count as the authors' when our D (their draws) equals theirs at this share of
+#: at least MIN_BIN_POINTS (R, sigma) points; one row more or less changes D at most sigmas.
+SAME_ROWS_SHARE = 0.9
+MIN_BIN_POINTS = 3
 
 REPRODUCED, BETTER, WORSE, NO_RESULT = "reproduced", "better", "worse", "no result here"
 VERDICTS = (REPRODUCED, BETTER, WORSE, NO_RESULT)
@@ -77,6 +84,7 @@ class Point:
     metric: str
     values: tuple[float, ...]       # our test metric, one per seed (numpy draws)
     authors_draw: float | None = None   # ours with the authors' draws replayed (rb, as published)
+    same_rows: bool | None = None       # our training rows are the authors' (TrainingRows.same), if known
 
     @property
     def ours(self) -> float:
@@ -120,6 +128,10 @@ EXPLANATIONS = (
     (lambda p: p.verdict != REPRODUCED and bool(p.draw_matches),
      "the published value is the authors' one draw (the replay of their draws matches it), and their sigma was "
      "the best on test for that draw; our seeds at that sigma do not reach it"),
+    (lambda p: p.draw_matches is False and p.same_rows is False,
+     "the replay of the authors' draw misses too, and their training rows are not ours (their draws give "
+     "another bin count D on our rows: see 'The authors' training rows'), so their one draw cannot be "
+     "replayed here"),
     (lambda p: p.verdict != REPRODUCED and p.method != "exact" and p.seeds < MIN_BAND_SEEDS,
      "a band of fewer seeds than the rule asks for: one draw may miss"),
     (lambda p: p.verdict == BETTER and p.method in ("rf", "nystrom", "block"),
@@ -128,6 +140,45 @@ EXPLANATIONS = (
     (lambda p: p.verdict == WORSE and p.method == "exact",
      "the exact kernel: one value, no band"),
 )
+
+
+@dataclass(frozen=True)
+class TrainingRows:
+    """Are our training rows of a dataset the authors'? Compared through D, the bins their draws
+    give on the training rows: ours (rows with `rng: authors`) against their TrainPerf runs."""
+    dataset: str
+    compared: int   # (R, sigma) points with both D
+    equal: int      # of them, D equal to the bin
+
+    @property
+    def same(self) -> bool | None:
+        if self.compared < MIN_BIN_POINTS:
+            return None
+        return self.equal >= SAME_ROWS_SHARE * self.compared
+
+
+def training_rows(results: pd.DataFrame, published: pd.DataFrame | None = None) -> dict[str, TrainingRows]:
+    """Per dataset with RB rows on the authors' draws: how many (R, sigma) points give the D that
+    the authors' training-split runs record (each point once, whatever the seeds)."""
+    published = published_table() if published is None else published
+    if results.empty or "D" not in results:
+        return {}
+    rb = results[(results["method"] == "rb") & (draws_of(results) == "authors")]
+    if "status" in rb:
+        rb = rb[rb["status"].fillna("ok") == "ok"]
+    theirs = published[(published["method"] == "rb") & (published["split"] == "train") & published["D"].notna()]
+    found = {}
+    for dataset, ours in rb.groupby("dataset"):
+        ours = ours.drop_duplicates(["R", "sigma"])
+        ref = theirs[theirs["dataset"] == dataset]
+        compared = equal = 0
+        for row in ours.itertuples():
+            at = ref[(ref["R"] == row.R) & np.isclose(ref["sigma"], row.sigma, rtol=1e-3)]
+            if len(at):
+                compared += 1
+                equal += int(float(at["D"].iloc[0]) == float(row.D))
+        found[dataset] = TrainingRows(dataset, compared, equal)
+    return found
 
 
 def draws_of(rows: pd.DataFrame) -> pd.Series:
@@ -211,19 +262,25 @@ def _fig3_points(rows: pd.DataFrame, published: pd.DataFrame, datasets: list[str
 
 
 def compare_points(results: pd.DataFrame, figure: str, published: pd.DataFrame | None = None,
-                   datasets: list[str] | None = None) -> list[Point]:
+                   datasets: list[str] | None = None,
+                   rows_known: dict[str, TrainingRows] | None = None) -> list[Point]:
     """Our points beside every published point of `datasets` (default: those in the results).
 
     fig5: per (dataset, method, R), the band over seeds at the chosen sigma (`chosen_sigma_rows`)
     against the authors' row, and the authors' draw at that sigma where it ran. fig3: RB's band
     per (dataset, sigma) at the R the results ran, and the exact kernel's chosen value against
-    its line. A published point with nothing of ours to compare is kept, as "no result here"."""
+    its line. A published point with nothing of ours to compare is kept, as "no result here".
+    Points with the authors' draw say whether our training rows are theirs: from `rows_known`
+    (`training_rows` over several runs), else from these results alone."""
     published = published_table() if published is None else published
     rows = test_rows(results)
     datasets = sorted(set(rows["dataset"])) if datasets is None else list(datasets)
     if not datasets:
         return []
-    return (_fig5_points if figure == "fig5" else _fig3_points)(rows, published, datasets)
+    points = (_fig5_points if figure == "fig5" else _fig3_points)(rows, published, datasets)
+    known = training_rows(results, published) if rows_known is None else rows_known
+    return [replace(p, same_rows=known[p.dataset].same) if p.authors_draw is not None and p.dataset in known else p
+            for p in points]
 
 
 @dataclass(frozen=True)
@@ -239,6 +296,8 @@ class Counts:
     min_seeds: int
     draws_total: int
     draws_matching: int
+    same_rows_total: int = 0      # authors' draws on training rows that are theirs (TrainingRows.same)
+    same_rows_matching: int = 0
 
     @classmethod
     def of(cls, points: list[Point]) -> "Counts":
@@ -249,7 +308,9 @@ class Counts:
                    better=sum(p.verdict == BETTER for p in compared), worse=sum(p.verdict == WORSE for p in compared),
                    no_worse=sum(p.no_worse for p in compared),
                    min_seeds=min((p.seeds for p in compared if p.method != "exact"), default=0),
-                   draws_total=len(draws), draws_matching=sum(bool(p.draw_matches) for p in draws))
+                   draws_total=len(draws), draws_matching=sum(bool(p.draw_matches) for p in draws),
+                   same_rows_total=sum(bool(p.same_rows) for p in draws),
+                   same_rows_matching=sum(bool(p.same_rows and p.draw_matches) for p in draws))
 
     def line(self) -> str:
         """One line: the three counts first, the one-sided count after, under its name."""
@@ -263,6 +324,9 @@ class Counts:
         if self.draws_total:
             text += (f"; authors' draws: {self.draws_matching} of {self.draws_total} RB points within "
                      f"{DRAW_ACCURACY_POINTS} points / {DRAW_RELATIVE_ERROR_SHARE:.0%}")
+            if self.same_rows_total:
+                text += (f" ({self.same_rows_matching} of {self.same_rows_total} on datasets whose training rows "
+                         "are the authors')")
         return text
 
 

@@ -23,12 +23,15 @@ from rbrepro.report.fidelity import (
     DRAW_ACCURACY_POINTS,
     DRAW_RELATIVE_ERROR_SHARE,
     MIN_BAND_SEEDS,
+    MIN_BIN_POINTS,
     RELATIVE_ERROR_SHARE,
     REPRODUCED,
+    SAME_ROWS_SHARE,
     Counts,
     compare_points,
     comparison_lines,
     draws_of,
+    training_rows,
 )
 
 REPORT = "REPRODUCTION.md"
@@ -189,17 +192,39 @@ def _provenance(loaded_runs: dict, drifts: dict[str, list[str]]) -> str:
             + _table(["run", "rows", "commits", "dirty rows", "protocol", "seeds", "config"], rows))
 
 
+def _training_rows(known: dict, points: list) -> str:
+    """Which datasets' training rows are the authors', and the authors' draws' matches on each."""
+    rows = []
+    for dataset, found in sorted(known.items()):
+        draws = [p for p in points if p.dataset == dataset and p.authors_draw is not None]
+        same = {True: "yes", False: "no", None: "too few points"}[found.same]
+        rows.append([dataset, found.compared, found.equal, same,
+                     f"{sum(bool(p.draw_matches) for p in draws)} / {len(draws)}" if draws else "–"])
+    return ("### The authors' training rows\n\nThe replay of the authors' draws can only give their numbers on "
+            "their training rows. Their figure data records, for each (R, sigma) of Fig. 3, the number of bins D "
+            "their draws made on their training rows; our rows with their draws record ours. The rows count as "
+            f"the authors' when D is equal at {SAME_ROWS_SHARE:.0%} of at least {MIN_BIN_POINTS} points "
+            "(`fidelity.training_rows`); where they are not, a replay that misses is explained by that "
+            "(docs/authors-protocol.md says what is known of each dataset's rows).\n\n"
+            + _table(["dataset", "(R, sigma) points compared", "D equal", "training rows the authors'",
+                      "authors' draws within (Fig. 3 and 5, as published)"], rows))
+
+
 def _fidelity(loaded_runs: dict, drifts: dict[str, list[str]]) -> tuple[str, dict[str, Counts]]:
-    parts, counts = [], {}
+    parts, counts, all_points = [], {}, []
+    frames = [loaded[0] for run in FIDELITY_RUNS if (loaded := loaded_runs[run]) is not None]
+    known = training_rows(pd.concat(frames, ignore_index=True)) if frames else {}
     for run in FIDELITY_RUNS:
         loaded = loaded_runs[run]
         if loaded is None:
             parts.append(f"### results/{run}\n\nNot committed: no comparison.")
             continue
         frame, config = loaded
-        points = compare_points(frame, config.get("figure", ""), datasets=list(config.get("datasets") or {}))
+        points = compare_points(frame, config.get("figure", ""), datasets=list(config.get("datasets") or {}),
+                                rows_known=known)
         if not points:
             continue
+        all_points += points
         counts[run] = c = Counts.of(points)
         missed = [p for p in points if p.values and p.verdict != REPRODUCED]
         drift = drifts[run]
@@ -230,6 +255,8 @@ def _fidelity(loaded_runs: dict, drifts: dict[str, list[str]]) -> tuple[str, dic
              "prints every point). Where RB ran with the authors' own draws, that single value is compared too: "
              f"within {DRAW_ACCURACY_POINTS} points or {DRAW_RELATIVE_ERROR_SHARE:.0%}. Points are counted at our "
              f"chosen sigma; a band of fewer than {MIN_BAND_SEEDS} seeds is flagged.")
+    if known:
+        parts.append(_training_rows(known, all_points))
     return intro + "\n\n" + "\n\n".join(parts), counts
 
 
