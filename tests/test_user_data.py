@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rbrepro.data.delimited import parse_csv
 from rbrepro.data.files import ParseError
 from rbrepro.data.load import load_dataset, resolve_spec
 from rbrepro.data.user import load_datasets_file
@@ -94,10 +95,65 @@ def test_the_label_column_is_part_of_the_data_fingerprint_and_only_for_csv(tmp_p
         load_dataset("nosuch.csv", tmp_path / "d", progress=False, test_file=csv)
 
 
-def test_class_names_as_csv_labels_are_refused_naming_the_line_and_the_value(tmp_path):
-    (tmp_path / "names.csv").write_text("f1,f2,label\n1,2,0\n2,3,dog\n")
-    with pytest.raises(ParseError, match=r"names\.csv:3: column 3 \(the label\) is 'dog', not a number"):
-        load_dataset(str(tmp_path / "names.csv"), tmp_path / "d", progress=False, label_column=-1)
+def _named_csv(path, n, rng, header="f1,f2,label\n", names=("cat", "dog", "eel")):
+    X = rng.uniform(-1, 1, (n, 2))
+    kind = (X[:, 0] > 0.2).astype(int) + (X[:, 1] > 0.4).astype(int)
+    path.write_text(header + "".join(f"{a:.4f},{b:.4f},{names[k]}\n" for (a, b), k in zip(X, kind)))
+    return path, X, np.asarray(names)[kind]
+
+
+def test_class_names_as_csv_labels_train_as_classes_and_map_the_test_file_by_name(tmp_path):
+    rng = np.random.default_rng(5)
+    train, _, names = _named_csv(tmp_path / "train.csv", 400, rng)
+    # the test file lacks "cat" entirely: its own numbering would differ, the training file's names decide
+    test, _, test_names = _named_csv(tmp_path / "test.csv", 150, rng, names=("dog", "dog", "eel"))
+    data = load_dataset(str(train), tmp_path / "d", progress=False, label_column=-1, test_file=test)
+    assert data.task == "multiclass" and data.info["class_names"] == ("cat", "dog", "eel")
+    assert (np.asarray(data.info["class_names"])[data.y_train.astype(int)] == names).all()
+    assert (np.asarray(data.info["class_names"])[data.y_test.astype(int)] == test_names).all()
+    cached = load_dataset(str(train), tmp_path / "d", progress=False, label_column=-1, test_file=test)  # the cache
+    assert cached.info["class_names"] == ("cat", "dog", "eel") and (cached.y_test == data.y_test).all()
+
+
+def test_class_names_are_all_or_nothing_and_never_empty(tmp_path):
+    (tmp_path / "mixed.csv").write_text("f1,f2,label\n1,2,0\n2,3,dog\n3,4,0\n")  # "0" is a name beside "dog"
+    parsed = parse_csv(tmp_path / "mixed.csv", label_column=-1)
+    assert parsed.classes == ("0", "dog") and parsed.y.tolist() == [0.0, 1.0, 0.0]
+    (tmp_path / "empty.csv").write_text("f1,f2,label\n1,2,cat\n2,3,\n")
+    with pytest.raises(ParseError, match=r"empty\.csv:3: column 3 \(the label\) is empty; in a file of class names"):
+        parse_csv(tmp_path / "empty.csv", label_column=-1)
+    (tmp_path / "numbers.csv").write_text("f1,f2,label\n1,2,1\n2,3,0\n")
+    assert parse_csv(tmp_path / "numbers.csv", label_column=-1).classes == ()
+    rng = np.random.default_rng(6)
+    train, _, _ = _named_csv(tmp_path / "t.csv", 50, rng)
+    other, _, _ = _named_csv(tmp_path / "o.csv", 20, rng, names=("cat", "fox", "fox"))
+    with pytest.raises(ValueError, match=r"the test file has labels the training file lacks: \['fox'\]"):
+        load_dataset(str(train), tmp_path / "d", progress=False, label_column=-1, test_file=other)
+    (tmp_path / "n.csv").write_text("f1,f2,label\n" + "1,2,1\n2,3,0\n" * 10)
+    with pytest.raises(ValueError, match="class names and the other's are numbers"):
+        load_dataset(str(train), tmp_path / "d", progress=False, label_column=-1, test_file=tmp_path / "n.csv")
+
+
+@pytest.mark.slow
+def test_a_model_trained_on_class_names_predicts_names_through_the_cli(tmp_path):
+    rng = np.random.default_rng(7)
+    train, _, _ = _named_csv(tmp_path / "train.csv", 400, rng)
+    test, X_test, test_names = _named_csv(tmp_path / "test.csv", 100, rng)
+    env = {"RBREPRO_DATA": str(tmp_path / "d")}
+    proc = _cli("train", train, "--test", test, "--label-column", "-1", "-R", "64", "--sigma", "1", "--json",
+                "--save-model", tmp_path / "m.npz", env=env)
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads(proc.stdout)
+    assert row["classes"] == "cat,dog,eel" and row["test_metric"] > 80.0
+    unlabelled = tmp_path / "new.csv"
+    unlabelled.write_text("".join(f"{a:.4f},{b:.4f}\n" for a, b in X_test))
+    out = _cli("predict", tmp_path / "m.npz", unlabelled, env=env)
+    assert out.returncode == 0, out.stderr
+    predicted = np.array(out.stdout.split())
+    assert set(predicted) <= {"cat", "dog", "eel"}
+    assert abs(100.0 * np.mean(predicted == test_names) - row["test_metric"]) < 1e-9  # the same model, the same rows
+    scored = _cli("predict", tmp_path / "m.npz", test, "--label-column", "-1", env=env)
+    assert scored.returncode == 0 and f"{row['test_metric']:g}" in scored.stderr
 
 
 @pytest.mark.slow

@@ -1,5 +1,9 @@
 """CSV / delimited text for the user's own data: label in the first column, optional header.
 
+Labels are numbers, or class names: when any label is text that is not a number, every label
+is a name (so "1" and "cat" are two names), y holds each row's index into the sorted names,
+and `Parsed.classes` holds the names.
+
 Blank lines and `#` comments (whole-line or trailing) are skipped, and every error names
 the file's own line number, counting the skipped lines. The first data line is a header
 only when every field is a name (non-empty, not a number, quotes removed as a CSV reader removes
@@ -94,6 +98,16 @@ def parse_csv(path: Path, n_features: int = 0, label_column: int | None = 0) -> 
     else:  # the label to the front, the features in their order
         in_file = [label_column % width] + [c for c in range(width) if c != label_column % width]
         values = values[:, in_file]
+    classes: tuple[str, ...] = ()
+    if label_column is not None:
+        names = frame.iloc[:, label_column % width].str.strip().str.strip('"').to_numpy(dtype=str)
+        if any(name and not _is_number(name) for name in names):  # text labels: class names, none empty
+            if not all(names):
+                row = int(np.flatnonzero(names == "")[0])
+                raise ParseError(f"{path}:{numbers[row]}: column {label_column % width + 1} (the label) is empty; "
+                                 "in a file of class names every row needs one")
+            classes = tuple(sorted(set(names.tolist())))
+            values[:, 0] = np.searchsorted(np.array(classes), names)
     bad = ~np.isfinite(values)
     bad[:, 0] &= label_column is not None
     bad[:, 1:] |= np.abs(values[:, 1:]) > FLOAT32_MAX  # features are stored as float32
@@ -101,8 +115,8 @@ def parse_csv(path: Path, n_features: int = 0, label_column: int | None = 0) -> 
         row, col = np.argwhere(bad)[0]
         if col == 0:  # the label
             raise ParseError(f"{path}:{numbers[row]}: column {in_file[0] + 1} (the label) is "
-                             f"{frame.iat[row, in_file[0]]!r}, not a number; labels are numbers here (class names: "
-                             f"number them, e.g. 0, 1, 2, and keep the mapping beside the file)")
+                             f"{frame.iat[row, in_file[0]]!r}, not a finite number (labels are numbers, or class "
+                             "names in every row)")
         what = "beyond float32's range (±3.4e38)" if np.isfinite(values[row, col]) else "not a finite number"
         raise ParseError(f"{path}:{numbers[row]}: column {in_file[col] + 1} is {what}: "
                          f"{frame.iat[row, in_file[col]]!r}")
@@ -111,4 +125,4 @@ def parse_csv(path: Path, n_features: int = 0, label_column: int | None = 0) -> 
         raise ParseError(f"{path}: {X.shape[1]} feature columns, more than the dataset's {n_features}")
     if n_features and X.shape[1] < n_features:
         X = np.hstack([X, np.zeros((len(X), n_features - X.shape[1]), np.float32)])
-    return Parsed(X, values[:, 0].copy())
+    return Parsed(X, values[:, 0].copy(), classes=classes)

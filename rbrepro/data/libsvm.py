@@ -41,6 +41,7 @@ class Parsed:
     X: np.ndarray | sp.csr_matrix
     y: np.ndarray
     repairs: tuple[str, ...] = ()   # the known defects of the source found and repaired (provenance)
+    classes: tuple[str, ...] = ()   # class names (a CSV's text labels): y holds each row's index into them
 
 
 class _Repairing:
@@ -151,7 +152,8 @@ def _sidecar(path: Path) -> Path:
 
 def save_cache(parsed: Parsed, dest: Path, source_sha256: str) -> None:
     """Write the parsed arrays atomically, then the cache file's own sha256 beside it."""
-    meta = json.dumps({"format": CACHE_FORMAT, "source_sha256": source_sha256, "repairs": list(parsed.repairs)})
+    meta = json.dumps({"format": CACHE_FORMAT, "source_sha256": source_sha256, "repairs": list(parsed.repairs),
+                       "classes": list(parsed.classes)})
     arrays = {"y": parsed.y, "meta": np.array(meta)}
     if sp.issparse(parsed.X):
         arrays.update(data=parsed.X.data, indices=parsed.X.indices, indptr=parsed.X.indptr,
@@ -181,6 +183,6 @@ def load_cache(path: Path, source_sha256: str) -> Parsed | None:
                 X = npz["X"]
             else:
                 X = sp.csr_matrix((npz["data"], npz["indices"], npz["indptr"]), shape=tuple(npz["shape"]))
-            return Parsed(X, npz["y"], tuple(meta.get("repairs", ())))
+            return Parsed(X, npz["y"], tuple(meta.get("repairs", ())), tuple(meta.get("classes", ())))
     except (OSError, ValueError, KeyError, json.JSONDecodeError):
         return None

@@ -147,6 +147,32 @@ def _check_rows(raw: Path, parsed: libsvm.Parsed, file: DataFile) -> None:
                            f"promises {expected}; delete the file and fetch again")
 
 
+def _on_training_names(spec: DatasetSpec, names: tuple[str, ...], part, role: str):
+    """A test or validation file's rows with labels as indices into the training file's class
+    names (files of names are numbered each by its own names). Names the training file lacks,
+    or names on one side and numbers on the other, are refused."""
+    if part is None or (not names and not part.classes):
+        return part
+    if not names or not part.classes:
+        which = "training" if names else role
+        raise ContentError(f"{spec.name}: the {which} file's labels are class names and the other's are numbers")
+    extra = sorted(set(part.classes) - set(names))
+    if extra:
+        raise ContentError(f"{spec.name}: the {role} file has labels the training file lacks: {extra[:5]}")
+    remap = np.searchsorted(np.array(names), np.array(part.classes))
+    return libsvm.Parsed(part.X, remap[part.y.astype(np.int64)].astype(np.float64), part.repairs, names)
+
+
+def _task(spec: DatasetSpec, y: np.ndarray, class_names: tuple[str, ...]) -> str:
+    """The registry's task, else inferred from the labels (class names: classification)."""
+    if class_names:
+        if spec.task == "regression":
+            raise ContentError(f"{spec.name}: its labels are class names ({', '.join(class_names[:3])}, ...), "
+                               "but its task is regression")
+        return spec.task if spec.task != "auto" else "binary" if len(class_names) == 2 else "multiclass"
+    return spec.task if spec.task != "auto" else _infer_task(y)
+
+
 def _infer_task(y: np.ndarray) -> str:
     integral = np.all(np.isfinite(y)) and np.all(y == np.round(y))
     n = len(np.unique(y))
@@ -291,8 +317,10 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
             _check_rows(raw, parsed[role], f)
         train, test, val = parsed["train"], parsed.get("test"), parsed.get("val")
 
+    class_names = train.classes
+    test, val = (_on_training_names(spec, class_names, part, role) for part, role in ((test, "test"), (val, "validation")))
     width = spec.n_features or max(p.X.shape[1] for p in (train, test, val) if p is not None)
-    task = spec.task if spec.task != "auto" else _infer_task(train.y)
+    task = _task(spec, train.y, class_names)
     if task != "regression":
         classes = np.unique(train.y)
         if spec.n_classes and len(classes) != spec.n_classes:
@@ -335,7 +363,7 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
                    y_test=test.y, X_val=X_val, y_val=val.y if val else None, scaling=scaling, split=split,
                    info={"n_train": X_train.shape[0], "n_test": X_test.shape[0], "n_features": width,
                          "paper_n_train": spec.n_train, "paper_n_test": spec.n_test, "note": spec.note,
-                         "spec": replace(spec, task=task), "scaler": scaler,
+                         "spec": replace(spec, task=task), "scaler": scaler, "class_names": class_names,
                          "repairs": tuple(r for p in (train, test, val) if p is not None for r in p.repairs)})
 
 

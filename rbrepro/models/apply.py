@@ -80,7 +80,9 @@ def read_rows(path: str | Path, n_features: int, label_column: int | None = 0) -
         width = lines[-1].count(",") + 1 if lines else 0
         unlabelled = width == n_features
         parsed = parse_csv(path, n_features, label_column=None if unlabelled else label_column)
-        return parsed.X, None if unlabelled else parsed.y
+        if unlabelled:
+            return parsed.X, None
+        return parsed.X, np.asarray(parsed.classes)[parsed.y.astype(np.int64)] if parsed.classes else parsed.y
     if b":" in _first_token(path):  # an index:value pair first: no labels
         from rbrepro.data import libsvm
 
@@ -118,7 +120,7 @@ def apply_model(model_path: str | Path, data_path: str | Path, label_column: int
 
 def prediction_lines(result: Predictions, task: str, with_scores: bool) -> str:
     """One line per row: the prediction, then (with_scores) its decision values, comma-separated."""
-    fmt = "{:.10g}" if task == "regression" else "{:g}"
+    fmt = "{:.10g}" if task == "regression" else "{:g}" if result.predicted.dtype.kind in "biuf" else "{}"
     if not with_scores:
         return "".join(fmt.format(v) + "\n" for v in result.predicted)
     scores = result.scores.reshape(len(result.predicted), -1)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from rbrepro.models.cell import CellParams, run_cell
 
 #: rcd's L1 weight when none is given (the ridge lambda comes from the dataset's registry entry)
@@ -36,6 +38,10 @@ def train(params: CellParams, *, lam: float | None = None, l1: float | None = No
     params = replace(params, dataset=data.name, lam=weight)
     models: list = []
     row = run_cell(params, data, model_out=models)
+    names = data.info.get("class_names")
+    if names and getattr(models[0], "classes_", None) is not None:  # trained on indices: the model says names
+        models[0].classes_ = np.asarray(names)[models[0].classes_.astype(np.int64)]
+        row["classes"] = ",".join(names)
     if save_model:
         from rbrepro.models.persist import data_fingerprint
         from rbrepro.models.persist import save_model as save
