@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 MIRROR ?= $(abspath ../shared/data/libsvm)
 DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 
-.PHONY: bench-roofline theory report install demo test soak battery bench-authors bench-authors-solver bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
+.PHONY: bench-roofline theory scaling report install demo test soak battery bench-authors bench-authors-solver bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
 
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
@@ -18,6 +18,7 @@ help:
 	@echo "make figures-fair the same for the fair protocol's runs only (fig3 ... fig6)"
 	@echo "make plots        redraw the published figures from the committed results/*/results.csv (no sweeping)"
 	@echo "make compare      our Fig. 3 and Fig. 5 points beside the authors' published ones (both protocols)"
+	@echo "make scaling      how time and memory grow with N and R, every method, SUSY-shaped data (long)"
 	@echo "make theory       Theorem 1 measured on cadata, ijcnn1, letter, mnist (rbrepro diagnose; ~12 min)"
 	@echo "make report       regenerate REPRODUCTION.md (and README.md's counts) from the committed result CSVs"
 	@echo "make figures-mini the same with the small mini configs (a few minutes; part of CI)"
@@ -72,11 +73,20 @@ plots: $(STAMP)
 	for r in $(PUBLISHED_RUNS); do \
 	  if [ -f results/$$r/results.csv ]; then $(BIN)/rbrepro plot $$(echo $$r | cut -d- -f1) results/$$r --out figures/$$r || exit 1; \
 	  else echo "figures/$$r: not drawn, results/$$r has no results yet (make $$r runs it)"; fi; done
+	if [ -f results/scaling/results.csv ]; then $(BIN)/rbrepro plot scaling results/scaling --out figures/scaling; \
+	else echo "figures/scaling: not drawn, results/scaling has no results yet (make scaling runs it)"; fi
 
 # Theorem 1 measured (issue 24): rbrepro diagnose on configs/theory.yaml's datasets (about 3 minutes a
 # dataset here); publishes results/theory/ and figures/theory.{png,pdf}; then `make report`.
 theory: $(STAMP)
 	$(DATA_ENV) $(BIN)/rbrepro diagnose configs/theory.yaml --out results/theory --figure figures/theory
+
+# How cost grows (issue 25): every method over R at N = 100,000 and over N up to 4,000,000 SUSY-shaped
+# rows (generated here on first use: no data to fetch); publishes results/scaling and
+# figures/scaling.{png,pdf} with the fitted exponents; then `make report`.
+scaling: $(STAMP)
+	$(BIN)/rbrepro sweep configs/scaling.yaml --out results/scaling
+	$(BIN)/rbrepro plot scaling results/scaling --out figures/scaling
 
 # REPRODUCTION.md and README.md's counts, computed from the committed results/*/results.csv
 # (seconds; no data needed). CI runs `rbrepro report --check`, which fails on a stale number.

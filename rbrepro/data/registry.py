@@ -58,7 +58,13 @@ SUSY_MISSING_SPACE = (b"6.646450757980346680e-0114:8.746069669723510742e-01",
                       b"6.646450757980346680e-01 14:8.746069669723510742e-01")
 
 
-from rbrepro.data.synthetic import SHAPES  # noqa: E402  (the shapes are data, not code that needs the registry)
+from rbrepro.data.synthetic import SCALING_ROWS, SHAPES  # noqa: E402  (the shapes are data, not code that needs the registry)
+
+
+def shape_dataset(shape: str) -> str:
+    """The registered name of a synthetic shape: covtype -> covtype_shape, susy_10k -> susy_shape_10k."""
+    base, _, tag = shape.partition("_")
+    return f"{base}_shape_{tag}" if tag in SCALING_ROWS else f"{shape}_shape"
 
 
 def _f(path: str, rows: int) -> DataFile:
@@ -71,7 +77,7 @@ REGISTRY: dict[str, DatasetSpec] = {
         DatasetSpec("digits", "multiclass", 64, 1437, 360, source="sklearn:load_digits", default_R=64, n_classes=10,
                     note="Embedded demo set: scikit-learn's bundled 8x8 digits (UCI), works offline. "
                          "Not in the paper."),
-        *(DatasetSpec(f"{name}_shape", "binary" if shape.n_classes == 2 else "multiclass", shape.d, shape.n_train,
+        *(DatasetSpec(shape_dataset(name), "binary" if shape.n_classes == 2 else "multiclass", shape.d, shape.n_train,
                       shape.n_test, source=f"synthetic:{name}", n_classes=shape.n_classes,
                       note=f"Synthetic, with the shape of the paper's {shape.paper_set} ({shape.n_train:,} + "
                            f"{shape.n_test:,} rows, {shape.d} features, {shape.n_classes} classes), generated from "

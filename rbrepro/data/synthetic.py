@@ -58,6 +58,10 @@ SHAPES: dict[str, Shape] = {
     "acoustic": Shape(78_823, 19_705, 50, n_classes=3, paper_set="acoustic"),
     "cod_rna": Shape(59_535, 271_617, 8, decimals=4, paper_set="cod_rna"),
 }
+#: Smaller SUSY-shaped sets for how cost grows with N (configs/scaling.yaml): training rows by tag,
+#: a quarter as many test rows, the same features and generator; registered as susy_shape_<tag>.
+SCALING_ROWS = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
+SHAPES.update({f"susy_{tag}": Shape(n, n // 4, 18, paper_set="SUSY") for tag, n in SCALING_ROWS.items()})
 
 
 def generate(shape: Shape, seed: int = 0, n_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -12,8 +12,9 @@ from rbrepro.plots.fig3 import plot_fig3
 from rbrepro.plots.fig4 import plot_fig4
 from rbrepro.plots.fig5 import plot_fig5
 from rbrepro.plots.fig6 import plot_fig6
+from rbrepro.plots.scaling import plot_scaling
 
-FIGURES = {"fig3": plot_fig3, "fig4": plot_fig4, "fig5": plot_fig5, "fig6": plot_fig6}
+FIGURES = {"fig3": plot_fig3, "fig4": plot_fig4, "fig5": plot_fig5, "fig6": plot_fig6, "scaling": plot_scaling}
 
 
 def load_results(path: str | Path) -> tuple[pd.DataFrame, dict | None]:

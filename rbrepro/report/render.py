@@ -16,6 +16,7 @@ import pandas as pd
 
 from rbrepro.data.atomic import write_text_atomic
 from rbrepro.plots import load_results
+from rbrepro.plots.common import test_rows
 from rbrepro.plots.tables import tables
 from rbrepro.report import claims as C
 from rbrepro.report.fidelity import (
@@ -33,6 +34,7 @@ from rbrepro.report.fidelity import (
     draws_of,
     training_rows,
 )
+from rbrepro.report.scaling import exponent_table, exponents
 
 REPORT = "REPRODUCTION.md"
 README = "README.md"
@@ -41,7 +43,7 @@ REPORT_END = "<!-- /report:counts -->"
 
 #: The published runs the report reads, by protocol; a run that is not committed is named as missing.
 RUNS = {"theory": ("theory",), "fig3": ("fig3", "fig3-as-published"), "fig4": ("fig4",),
-        "fig5": ("fig5", "fig5-as-published"), "fig6": ("fig6",)}
+        "fig5": ("fig5", "fig5-as-published"), "fig6": ("fig6",), "scaling": ("scaling",)}
 #: the Theorem 1 measurements (`rbrepro diagnose configs/theory.yaml --out results/theory`)
 THEORY_CSV = "diagnostics.csv"
 FIDELITY_RUNS = ("fig5-as-published", "fig5", "fig3-as-published", "fig3")
@@ -279,11 +281,31 @@ def _claims(loaded_runs: dict) -> tuple[str, list[list]]:
     return "## The claims, one by one\n\n" + "\n\n".join(sections), summary
 
 
+def _scaling(loaded_runs: dict) -> str:
+    """How cost grows: the fitted exponents (report.scaling), and the cells the memory model skipped."""
+    head = "## How cost grows\n\n"
+    loaded = loaded_runs.get("scaling")
+    if loaded is None:
+        return head + "Not committed yet: `make scaling` runs `configs/scaling.yaml` and draws `figures/scaling.png`."
+    frame, _ = loaded
+    header, rows = exponent_table(exponents(test_rows(frame)))
+    text = [head + "Each cost's exponent b in cost ~ x^b, fitted to the median over repeats on SUSY-shaped "
+            "synthetic data (`rbrepro/report/scaling.py`; `figures/scaling.png`):", "", _table(header, rows)]
+    skipped = frame[frame["status"] != "ok"] if "status" in frame else frame.iloc[:0]
+    if len(skipped):
+        reasons = skipped.drop_duplicates(["dataset", "method", "R"])
+        text += ["", "Cells that did not run, with the reason the run recorded:", "",
+                 _table(["dataset", "method", "R", "status", "why"],
+                        [[r.dataset, r.method, r.R, r.status, str(r.error).splitlines()[0] if str(r.error) else "–"]
+                         for r in reasons.itertuples()])]
+    return "\n".join(text)
+
+
 def _figures_tables(root: Path) -> str:
     parts = []
     for runs in RUNS.values():
         for run in runs:
-            if run != "theory" and (root / "results" / run / "results.csv").exists():
+            if run not in ("theory", "scaling") and (root / "results" / run / "results.csv").exists():
                 parts.append(tables(root / "results" / run).replace(f"## {root / 'results' / run}",
                                                                        f"### results/{run}"))
     return "## The numbers behind the figures\n\n" + "\n\n".join(parts)
@@ -297,8 +319,8 @@ def build_report(root: str | Path = ".") -> tuple[str, str]:
     fidelity, counts = _fidelity(loaded_runs, drifts)
     claims, summary = _claims(loaded_runs)
     verdicts = "## Verdicts in brief\n\n" + _table(["#", "claim", "verdict"], summary)
-    report = "\n\n".join([INTRO.rstrip(), verdicts, fidelity, claims, _provenance(loaded_runs, drifts), REPRODUCING.rstrip(),
-                           _figures_tables(root)])
+    report = "\n\n".join([INTRO.rstrip(), verdicts, fidelity, claims, _scaling(loaded_runs),
+                           _provenance(loaded_runs, drifts), REPRODUCING.rstrip(), _figures_tables(root)])
     block = "\n".join([REPORT_BEGIN, "Against the authors' own figure data (two-sided, over a band of seeds; "
                        "[REPRODUCTION.md](REPRODUCTION.md) names every point):", "",
                        *[f"- `results/{run}`: {c.line()}"

@@ -1,0 +1,54 @@
+"""How cost grows with N and R (configs/scaling.yaml): log-log, each method's measured costs with
+its fitted power law (rbrepro.report.scaling), one column per sweep (over R at one N, over N at
+one R) and one row per cost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rbrepro.plots.common import empty_panel, finish, new_figure, problems_note, test_rows
+from rbrepro.report.scaling import COSTS, exponents, series
+
+
+def plot_scaling(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:
+    ok = test_rows(results)
+    fits = {(e.method, e.cost, e.against): e for e in exponents(ok)} if len(ok) else {}
+    methods = sorted(set(ok["method"])) if len(ok) else []
+    fig, axes = new_figure(len(COSTS), 2, width=5.0, height=3.0)
+    for col, against in enumerate(("R", "N")):
+        x = "R" if against == "R" else "n_train"
+        for row, cost in enumerate(COSTS):
+            ax = axes[row, col]
+            drawn = False
+            for method in methods:
+                picked = series(ok[ok["method"] == method], against)
+                if picked is None or cost not in picked[1]:
+                    continue
+                at, part = picked
+                med = part.groupby(x)[cost].median()
+                med = med[med > 0]
+                if med.empty:
+                    continue
+                line, = ax.plot(med.index, med.to_numpy(), "o", ms=4)
+                fit = fits.get((method, cost, against))
+                label = method if fit is None else f"{method}: x^{fit.slope:.2f} [{fit.low:.2f}, {fit.high:.2f}]"
+                if fit is not None:
+                    grid = np.geomspace(med.index.min(), med.index.max(), 50)
+                    ax.plot(grid, fit.predict(grid), "-", color=line.get_color(), lw=1.2)
+                line.set_label(label)
+                other = "N" if against == "R" else "R"
+                ax.set_title(f"{COSTS[cost]} vs {against} ({other} = {at:,})", fontsize=9)
+                drawn = True
+            if drawn:
+                ax.set(xscale="log", yscale="log", xlabel=against if against == "R" else "N (training rows)",
+                       ylabel=COSTS[cost])
+                ax.legend(fontsize=6.5)
+            else:
+                empty_panel(ax, f"no sweep over {against} with {COSTS[cost]} in these results")
+    expected = list((config or {}).get("datasets", {}) or [])
+    shown = sorted(set(ok["dataset"])) if len(ok) else []
+    return finish(fig, out_base, "How cost grows: power laws fitted to time and memory (median over repeats)",
+                  problems_note(results, expected, shown, list((config or {}).get("unavailable", []))))
