@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 MIRROR ?= $(abspath ../shared/data/libsvm)
 DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 
-.PHONY: bench-roofline theory scaling report install demo test soak battery bench-authors bench-authors-solver bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
+.PHONY: bench-roofline theory scaling report install demo test soak battery bench-authors bench-authors-solver bench-susy bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
 
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
@@ -27,6 +27,7 @@ help:
 	@echo "make bench        all benchmarks: bench-train (ijcnn1 train times), bench-parse (parser vs"
 	@echo "                  scikit-learn), bench-rcd (parallel RCD speedups, RB vs RF), bench-layout (RB"
 	@echo "                  test lookup and id width), bench-profile (where the published runs' time goes)"
+	@echo "make bench-susy   the paper's largest run, RB at R = 1024 on the SUSY shape (4 M rows; ids 16.4 GB)"
 	@echo "make bench-authors-solver  the authors' PCG driver (49 updates, warm-started classes) on their draws"
 
 $(STAMP): pyproject.toml constraints.txt
@@ -147,6 +148,9 @@ bench-authors: $(STAMP)
 	$(DATA_ENV) RBREPRO_AUTHORS_CHECKOUT="$(AUTHORS)" $(BIN)/python -m bench.authors
 
 # RB's CG against the machine's memory bandwidth (a STREAM-like triad) in one process (issue 25).
+bench-susy: $(STAMP)
+	$(BIN)/python -m bench.susy_scale
+
 bench-authors-solver: $(STAMP)
 	$(DATA_ENV) $(BIN)/python -m bench.authors_solver letter
 	$(DATA_ENV) $(BIN)/python -m bench.authors_solver cadata 0.39 1.12 1.58 4.46 31.62
