@@ -9,8 +9,8 @@ import pytest
 
 from rbrepro.data.registry import REGISTRY
 from rbrepro.plots.scaling import plot_scaling
-from rbrepro.report.scaling import exponent_table, exponents, fit_exponent, series
 from rbrepro.sweep.config import load_config
+from rbrepro.sweep.growth import exponent_table, exponents, fit_exponent, series
 from tests.cli_runner import run_cli
 
 

@@ -1,5 +1,5 @@
 """How cost grows with N and R (configs/scaling.yaml): log-log, each method's measured costs with
-its fitted power law (rbrepro.report.scaling), one column per sweep (over R at one N, over N at
+its fitted power law (rbrepro.sweep.growth), one column per sweep (over R at one N, over N at
 one R) and one row per cost."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from rbrepro.plots.common import empty_panel, finish, new_figure, problems_note, test_rows
-from rbrepro.report.scaling import COSTS, exponents, series
+from rbrepro.sweep.growth import COSTS, exponents, series
 
 
 def plot_scaling(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:

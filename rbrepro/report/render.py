@@ -34,7 +34,7 @@ from rbrepro.report.fidelity import (
     draws_of,
     training_rows,
 )
-from rbrepro.report.scaling import exponent_table, exponents
+from rbrepro.sweep.growth import exponent_table, exponents
 
 REPORT = "REPRODUCTION.md"
 README = "README.md"
@@ -282,7 +282,7 @@ def _claims(loaded_runs: dict) -> tuple[str, list[list]]:
 
 
 def _scaling(loaded_runs: dict) -> str:
-    """How cost grows: the fitted exponents (report.scaling), and the cells the memory model skipped."""
+    """How cost grows: the fitted exponents (sweep.growth), and the cells the memory model skipped."""
     head = "## How cost grows\n\n"
     loaded = loaded_runs.get("scaling")
     if loaded is None:
@@ -290,7 +290,7 @@ def _scaling(loaded_runs: dict) -> str:
     frame, _ = loaded
     header, rows = exponent_table(exponents(test_rows(frame)))
     text = [head + "Each cost's exponent b in cost ~ x^b, fitted to the median over repeats on SUSY-shaped "
-            "synthetic data (`rbrepro/report/scaling.py`; `figures/scaling.png`):", "", _table(header, rows)]
+            "synthetic data (`rbrepro.sweep.growth.py`; `figures/scaling.png`):", "", _table(header, rows)]
     skipped = frame[frame["status"] != "ok"] if "status" in frame else frame.iloc[:0]
     if len(skipped):
         reasons = skipped.drop_duplicates(["dataset", "method", "R"])
