@@ -101,3 +101,32 @@ def test_eq29_speedup_is_tau_for_very_sparse_rows_and_one_for_dense_ones():
     assert C.eq29_speedup(8, omega=4096, D=4096) == 1.0                   # RF: every row touches every column
     assert abs(C.eq29_speedup(8, omega=128, D=10**7) - 8.0) < 1e-3       # RB: R << D
     assert C.eq29_speedup(1, omega=50, D=100) == 1.0
+
+
+def test_the_paper_scale_section_sets_each_cell_beside_the_authors_run_on_the_real_set():
+    from rbrepro.report.render import _paper_scale
+
+    assert "Not committed yet" in _paper_scale({"paper-scale": None})
+    frame = pd.DataFrame([
+        {"dataset": "covtype_shape", "method": "rb", "R": 1024, "status": "ok", "D": 5_000_000, "train_s": 51.85,
+         "predict_s": 1.0, "peak_fit_mb": 2000.0, "error": ""},
+        {"dataset": "covtype_shape", "method": "rf", "R": 1024, "status": "skipped", "D": 0, "train_s": 0.0,
+         "predict_s": 0.0, "peak_fit_mb": 0.0, "error": "needs 30.1 GB for the dense Z; the limit is 14.0 GB"}])
+    text = _paper_scale({"paper-scale": (frame, {})})
+    # the authors' covtype RB at R = 1024: 518.5 s train, D = 32,252,110 (their Fig. 5 data): ten times ours
+    rb = next(line for line in text.splitlines() if line.startswith("| covtype_shape | rb | 1,024"))
+    assert "| covtype |" in rb and "518.5" in rb and "×10.0" in rb
+    assert "| covtype_shape | rf | 1,024 | needs 30.1 GB for the dense Z; the limit is 14.0 GB |" in text
+
+
+def test_the_scaling_section_gives_the_fitted_exponents_and_the_skipped_cells():
+    from rbrepro.report.render import _scaling
+
+    assert "Not committed yet" in _scaling({"scaling": None})
+    rows = [{"dataset": "susy_shape_100k", "method": "rb", "R": R, "n_train": 100_000, "seed": 0, "status": "ok",
+             "evaluate_on": "test", "metric": "accuracy", "test_metric": 80.0, "featurize_s": 1e-3 * R,
+             "solve_s": 2e-3 * R, "predict_s": 1e-4 * R, "peak_fit_mb": 0.5 * R, "error": ""} for R in (8, 64, 512)]
+    rows.append({**rows[0], "method": "exact", "R": 0, "status": "skipped", "error": "needs 80 GB; the limit is 14 GB"})
+    text = _scaling({"scaling": (pd.DataFrame(rows), {})})
+    assert "| rb | featurize (s) | R | N = 100,000 | 1.00 | 1.00 – 1.00 | 3 |" in text
+    assert "| susy_shape_100k | exact | 0 | skipped | needs 80 GB; the limit is 14 GB |" in text

@@ -18,6 +18,7 @@ from rbrepro.data.atomic import write_text_atomic
 from rbrepro.plots import load_results
 from rbrepro.plots.common import test_rows
 from rbrepro.plots.tables import tables
+from rbrepro.published import published_table
 from rbrepro.report import claims as C
 from rbrepro.report.fidelity import (
     ACCURACY_POINTS,
@@ -43,7 +44,8 @@ REPORT_END = "<!-- /report:counts -->"
 
 #: The published runs the report reads, by protocol; a run that is not committed is named as missing.
 RUNS = {"theory": ("theory",), "fig3": ("fig3", "fig3-as-published"), "fig4": ("fig4",),
-        "fig5": ("fig5", "fig5-as-published"), "fig6": ("fig6",), "scaling": ("scaling",)}
+        "fig5": ("fig5", "fig5-as-published"), "fig6": ("fig6",), "scaling": ("scaling",),
+        "paper-scale": ("paper-scale",)}
 #: the Theorem 1 measurements (`rbrepro diagnose configs/theory.yaml --out results/theory`)
 THEORY_CSV = "diagnostics.csv"
 FIDELITY_RUNS = ("fig5-as-published", "fig5", "fig3-as-published", "fig3")
@@ -301,11 +303,57 @@ def _scaling(loaded_runs: dict) -> str:
     return "\n".join(text)
 
 
+def _paper_set(dataset: str) -> str:
+    """The paper's set a synthetic shape stands for (its registry source), or the name itself."""
+    from rbrepro.data.registry import REGISTRY
+    from rbrepro.data.synthetic import SHAPES
+
+    spec = REGISTRY.get(dataset)
+    kind, _, shape = spec.source.partition(":") if spec is not None else ("", "", "")
+    return SHAPES[shape].paper_set if kind == "synthetic" and shape in SHAPES else dataset
+
+
+def _paper_scale(loaded_runs: dict) -> str:
+    """The paper's largest runs on the shapes of its sets: our time, memory and D per cell beside
+    the authors' train time and D on the real set at the same method and R (their Fig. 5 data)."""
+    head = "## The paper's scale\n\n"
+    loaded = loaded_runs.get("paper-scale")
+    if loaded is None:
+        return head + ("Not committed yet: `rbrepro sweep configs/paper-scale.yaml --out results/paper-scale` runs "
+                       "Fig. 5's methods on the covtype shape and RB at the paper's largest R on the SUSY shape.")
+    frame, _ = loaded
+    published = published_table()
+    theirs = published[published["panel"] == "fig5"]
+    rows = []
+    for r in frame.sort_values(["dataset", "method", "R"]).itertuples():
+        real = _paper_set(r.dataset)
+        match = theirs[(theirs["dataset"] == real) & (theirs["method"] == r.method) & (theirs["R"] == r.R)]
+        their_s = float(match["train_s"].iloc[0]) if len(match) else float("nan")
+        their_D = float(match["D"].iloc[0]) if len(match) else float("nan")
+        if r.status != "ok":
+            rows.append([r.dataset, r.method, r.R, r.status, "–", "–", "–", "–", real, their_s, their_D, "–"])
+            continue
+        rows.append([r.dataset, r.method, r.R, "ok", r.D, r.train_s, r.predict_s, r.peak_fit_mb, real, their_s,
+                     their_D, f"×{their_s / r.train_s:.1f}" if their_s == their_s and r.train_s > 0 else "–"])
+    text = [head + "Each cell on a synthetic set with the shape of one of the paper's (`configs/paper-scale.yaml`; "
+            "its accuracies are not the paper's), beside the authors' train time and D on the real set at the same "
+            "method and R (their Fig. 5 data, 16 threads; ours on the threads the row records):", "",
+            _table(["dataset", "method", "R", "status", "D", "train s", "predict s", "peak fit MB", "authors' set",
+                    "authors' train s", "authors' D", "their time / ours"], rows)]
+    failed = frame[frame["status"] != "ok"]
+    if len(failed):
+        text += ["", "Cells that did not run, with the reason the run recorded:", "",
+                 _table(["dataset", "method", "R", "why"],
+                        [[r.dataset, r.method, r.R, str(r.error).splitlines()[0] if str(r.error) else "–"]
+                         for r in failed.itertuples()])]
+    return "\n".join(text)
+
+
 def _figures_tables(root: Path) -> str:
     parts = []
     for runs in RUNS.values():
         for run in runs:
-            if run not in ("theory", "scaling") and (root / "results" / run / "results.csv").exists():
+            if run not in ("theory", "scaling", "paper-scale") and (root / "results" / run / "results.csv").exists():
                 parts.append(tables(root / "results" / run).replace(f"## {root / 'results' / run}",
                                                                        f"### results/{run}"))
     return "## The numbers behind the figures\n\n" + "\n\n".join(parts)
@@ -319,7 +367,7 @@ def build_report(root: str | Path = ".") -> tuple[str, str]:
     fidelity, counts = _fidelity(loaded_runs, drifts)
     claims, summary = _claims(loaded_runs)
     verdicts = "## Verdicts in brief\n\n" + _table(["#", "claim", "verdict"], summary)
-    report = "\n\n".join([INTRO.rstrip(), verdicts, fidelity, claims, _scaling(loaded_runs),
+    report = "\n\n".join([INTRO.rstrip(), verdicts, fidelity, claims, _paper_scale(loaded_runs), _scaling(loaded_runs),
                            _provenance(loaded_runs, drifts), REPRODUCING.rstrip(), _figures_tables(root)])
     block = "\n".join([REPORT_BEGIN, "Against the authors' own figure data (two-sided, over a band of seeds; "
                        "[REPRODUCTION.md](REPRODUCTION.md) names every point):", "",
