@@ -6,15 +6,17 @@ from __future__ import annotations
 import numpy as np
 
 from rbrepro.data.load import dataset_availability, load_dataset
-from rbrepro.data.registry import REGISTRY
+from rbrepro.data.registry import REGISTRY, shape_dataset
 from rbrepro.data.synthetic import SHAPES, generate
 
 
 def test_every_shape_is_registered_with_the_papers_counts():
     for name, shape in SHAPES.items():
-        spec = REGISTRY[f"{name}_shape"]
+        spec = REGISTRY[shape_dataset(name)]
         assert (spec.n_train, spec.n_test, spec.n_features) == (shape.n_train, shape.n_test, shape.d)
-        assert spec.generated and not spec.files
+        assert spec.generated and not spec.files and spec.source == f"synthetic:{name}"
+    assert [REGISTRY[f"susy_shape_{tag}"].n_train for tag in ("10k", "100k", "1m")] == [10_000, 100_000, 1_000_000]
+    assert shape_dataset("cod_rna") == "cod_rna_shape" and shape_dataset("susy_1m") == "susy_shape_1m"
     assert (SHAPES["susy"].n_train, SHAPES["susy"].n_test, SHAPES["susy"].d) == (4_000_000, 1_000_000, 18)
     assert (SHAPES["covtype"].n_train, SHAPES["covtype"].d) == (464_810, 54)
 
