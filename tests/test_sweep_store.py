@@ -309,3 +309,23 @@ def test_failed_cells_of_a_dataset_that_is_now_unavailable_leave_the_csv(tmp_pat
     counts = run_sweep(cfg, out, data_path=tmp_path / "data", backend=LocalBackend(1))
     frame = pd.read_csv(out / "results.csv")
     assert frame["dataset"].tolist() == ["digits"] and list(counts["unavailable"]) == ["census"]
+
+
+@pytest.mark.slow
+def test_stopping_a_pool_ends_its_manager_thread_before_the_sweep_exits():
+    """An interrupted sweep leaves no pool manager thread running: CPython's exit hook would race it
+    (it wakes the thread through a pipe the thread closes as it ends: an OSError traceback after the
+    one-line interrupt message)."""
+    from tests import worker_tasks
+
+    backend = LocalBackend(1, task=worker_tasks.sleep_long)
+    pool = backend._pool()
+    future = pool.submit(worker_tasks.sleep_long, 600)
+    deadline = time.monotonic() + 60
+    while not future.running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers, manager = list(pool._processes.values()), pool._executor_manager_thread
+    assert future.running() and manager.is_alive()
+    LocalBackend._stop(pool)
+    assert not manager.is_alive()
+    assert all(not w.is_alive() for w in workers)

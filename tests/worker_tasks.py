@@ -53,3 +53,11 @@ def sleep_cell(params, dataset_ref, data_path=None, mirror=None, memory_limit_gb
     Path(data_path, f"worker-{os.getpid()}").write_text(str(os.getpid()))
     time.sleep(600)
     return {"status": "ok"}
+
+
+def sleep_long(seconds):
+    """A job that outlives any test: only stopping its pool ends it."""
+    import time
+
+    time.sleep(seconds)
+    return {}

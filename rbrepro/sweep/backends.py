@@ -44,6 +44,10 @@ class _Overlap:
         for key in running_keys:
             self.most[key] = max(self.most.get(key, 0), len(running_keys) - 1)
 
+#: how long an interrupted sweep waits for a stopped pool's manager thread to end
+MANAGER_JOIN_S = 10.0
+
+
 class LocalBackend:
     """Cells in a pool of worker processes (spawned, so numba threads start fresh), at most
     `workers` at once and only while their memory estimates fit; a pool broken by a dying worker
@@ -66,11 +70,17 @@ class LocalBackend:
 
     @staticmethod
     def _stop(pool) -> None:
-        """Terminate the pool's worker processes now (an interrupted sweep does not wait for them)."""
+        """Terminate the pool's worker processes now (an interrupted sweep does not wait for them),
+        then let the pool's manager thread finish: CPython's exit hook wakes every live manager
+        thread through a pipe that thread closes as it ends, and the race between the two printed an
+        OSError traceback after the one-line interrupt message (seen once in CI)."""
+        manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
         for proc in list(getattr(pool, "_processes", {}).values()):
             with contextlib.suppress(Exception):
                 proc.terminate()
         pool.shutdown(wait=False, cancel_futures=True)
+        if manager is not None:
+            manager.join(timeout=MANAGER_JOIN_S)
 
     def run(self, jobs: list[tuple[str, tuple]], on_row: Callable[[str, dict], None],
             estimates: dict[str, float] | None = None) -> None:
