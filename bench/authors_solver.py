@@ -24,6 +24,7 @@ import sys
 
 import numpy as np
 
+from rbrepro import metrics
 from rbrepro.data.load import load_dataset
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.models import targets
@@ -66,7 +67,7 @@ def authors_pcg(Z, b: np.ndarray, x0: np.ndarray, lam: float, maxit: int, rtol: 
 
 def metric(data, scores, classes) -> float:
     if data.task == "regression":
-        return float(np.linalg.norm(data.y_test - scores[:, 0]) / np.linalg.norm(data.y_test))
+        return metrics.relative_error(data.y_test, scores[:, 0])
     return targets.authors_accuracy(data.y_test, scores[:, 0] if scores.shape[1] == 1 else scores, classes)
 
 

@@ -67,6 +67,13 @@ def shape_dataset(shape: str) -> str:
     return f"{base}_shape_{tag}" if tag in SCALING_ROWS else f"{shape}_shape"
 
 
+def paper_set(dataset: str) -> str:
+    """The paper's set a registered synthetic shape stands for (covtype_shape -> covtype), else the name."""
+    spec = REGISTRY.get(dataset)
+    kind, _, shape = spec.source.partition(":") if spec is not None else ("", "", "")
+    return SHAPES[shape].paper_set if kind == "synthetic" and shape in SHAPES else dataset
+
+
 def _f(path: str, rows: int) -> DataFile:
     return DataFile(path, rows=rows)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from rbrepro.plots.common import empty_panel, finish, new_figure, problems_note, test_rows
-from rbrepro.sweep.growth import COSTS, exponents, series
+from rbrepro.sweep.growth import COSTS, exponents, medians
 
 
 def plot_scaling(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:
@@ -19,19 +19,14 @@ def plot_scaling(results: pd.DataFrame, out_base: Path, config: dict | None = No
     methods = sorted(set(ok["method"])) if len(ok) else []
     fig, axes = new_figure(len(COSTS), 2, width=5.0, height=3.0)
     for col, against in enumerate(("R", "N")):
-        x = "R" if against == "R" else "n_train"
         for row, cost in enumerate(COSTS):
             ax = axes[row, col]
             drawn = False
             for method in methods:
-                picked = series(ok[ok["method"] == method], against)
-                if picked is None or cost not in picked[1]:
+                picked = medians(ok[ok["method"] == method], against, cost)
+                if picked is None or picked[1].empty:
                     continue
-                at, part = picked
-                med = part.groupby(x)[cost].median()
-                med = med[med > 0]
-                if med.empty:
-                    continue
+                at, med = picked
                 line, = ax.plot(med.index, med.to_numpy(), "o", ms=4)
                 fit = fits.get((method, cost, against))
                 label = method if fit is None else f"{method}: x^{fit.slope:.2f} [{fit.low:.2f}, {fit.high:.2f}]"

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from rbrepro.data.atomic import write_text_atomic
+from rbrepro.data.registry import paper_set
 from rbrepro.plots import load_results
 from rbrepro.plots.common import test_rows
 from rbrepro.plots.tables import tables
@@ -292,25 +293,21 @@ def _scaling(loaded_runs: dict) -> str:
     frame, _ = loaded
     header, rows = exponent_table(exponents(test_rows(frame)))
     text = [head + "Each cost's exponent b in cost ~ x^b, fitted to the median over repeats on SUSY-shaped "
-            "synthetic data (`rbrepro.sweep.growth.py`; `figures/scaling.png`):", "", _table(header, rows)]
-    skipped = frame[frame["status"] != "ok"] if "status" in frame else frame.iloc[:0]
-    if len(skipped):
-        reasons = skipped.drop_duplicates(["dataset", "method", "R"])
-        text += ["", "Cells that did not run, with the reason the run recorded:", "",
-                 _table(["dataset", "method", "R", "status", "why"],
-                        [[r.dataset, r.method, r.R, r.status, str(r.error).splitlines()[0] if str(r.error) else "–"]
-                         for r in reasons.itertuples()])]
-    return "\n".join(text)
+            "synthetic data (`rbrepro/sweep/growth.py`; `figures/scaling.png`):", "", _table(header, rows)]
+    return "\n".join(text + _not_run(frame, with_status=True))
 
 
-def _paper_set(dataset: str) -> str:
-    """The paper's set a synthetic shape stands for (its registry source), or the name itself."""
-    from rbrepro.data.registry import REGISTRY
-    from rbrepro.data.synthetic import SHAPES
-
-    spec = REGISTRY.get(dataset)
-    kind, _, shape = spec.source.partition(":") if spec is not None else ("", "", "")
-    return SHAPES[shape].paper_set if kind == "synthetic" and shape in SHAPES else dataset
+def _not_run(frame: pd.DataFrame, with_status: bool) -> list[str]:
+    """Lines of a table of the cells that did not run (one per dataset, method and R), each with the
+    first line of the reason its row recorded; nothing when every cell ran."""
+    failed = frame[frame["status"] != "ok"] if "status" in frame else frame.iloc[:0]
+    if failed.empty:
+        return []
+    rows = [[r.dataset, r.method, r.R, *([r.status] if with_status else []),
+             str(r.error).splitlines()[0] if str(r.error) else "–"]
+            for r in failed.drop_duplicates(["dataset", "method", "R"]).itertuples()]
+    return ["", "Cells that did not run, with the reason the run recorded:", "",
+            _table(["dataset", "method", "R", *(["status"] if with_status else []), "why"], rows)]
 
 
 def _paper_scale(loaded_runs: dict) -> str:
@@ -326,7 +323,7 @@ def _paper_scale(loaded_runs: dict) -> str:
     theirs = published[published["panel"] == "fig5"]
     rows = []
     for r in frame.sort_values(["dataset", "method", "R"]).itertuples():
-        real = _paper_set(r.dataset)
+        real = paper_set(r.dataset)
         match = theirs[(theirs["dataset"] == real) & (theirs["method"] == r.method) & (theirs["R"] == r.R)]
         their_s = float(match["train_s"].iloc[0]) if len(match) else float("nan")
         their_D = float(match["D"].iloc[0]) if len(match) else float("nan")
@@ -340,13 +337,7 @@ def _paper_scale(loaded_runs: dict) -> str:
             "method and R (their Fig. 5 data, 16 threads; ours on the threads the row records):", "",
             _table(["dataset", "method", "R", "status", "D", "train s", "predict s", "peak fit MB", "authors' set",
                     "authors' train s", "authors' D", "their time / ours"], rows)]
-    failed = frame[frame["status"] != "ok"]
-    if len(failed):
-        text += ["", "Cells that did not run, with the reason the run recorded:", "",
-                 _table(["dataset", "method", "R", "why"],
-                        [[r.dataset, r.method, r.R, str(r.error).splitlines()[0] if str(r.error) else "–"]
-                         for r in failed.itertuples()])]
-    return "\n".join(text)
+    return "\n".join(text + _not_run(frame, with_status=False))
 
 
 def _figures_tables(root: Path) -> str:

@@ -44,6 +44,7 @@ class _Overlap:
         for key in running_keys:
             self.most[key] = max(self.most.get(key, 0), len(running_keys) - 1)
 
+
 #: how long an interrupted sweep waits for a stopped pool's manager thread to end
 MANAGER_JOIN_S = 10.0
 

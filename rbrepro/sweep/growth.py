@@ -65,24 +65,28 @@ def series(rows: pd.DataFrame, against: str) -> tuple[int, pd.DataFrame] | None:
     return at, rows[rows[other] == at]
 
 
+def medians(rows: pd.DataFrame, against: str, cost: str) -> tuple[int, pd.Series] | None:
+    """One method's sweep over `against` (`series`): the value held fixed and the median of `cost`
+    per x over seeds and repeats, positive values only (what the fit and the figure both use)."""
+    picked = series(rows, against)
+    if picked is None or cost not in picked[1]:
+        return None
+    at, part = picked
+    med = part.groupby("R" if against == "R" else "n_train")[cost].median()
+    return at, med[med > 0]
+
+
 def exponents(results: pd.DataFrame) -> list[Exponent]:
     """Every (method, cost, against) with enough points: the median cost per x over seeds and repeats."""
-    ok = results[(results.get("status", "ok") == "ok")] if "status" in results else results
+    ok = results[results["status"] == "ok"] if "status" in results else results
     found = []
     for method, rows in ok.groupby("method", sort=True):
         for against in ("N", "R"):
-            picked = series(rows, against)
-            if picked is None:
-                continue
-            at, part = picked
-            x = "R" if against == "R" else "n_train"
             for cost in COSTS:
-                if cost not in part:
+                picked = medians(rows, against, cost)
+                if picked is None or len(picked[1]) < MIN_POINTS:
                     continue
-                med = part.groupby(x)[cost].median()
-                med = med[med > 0]
-                if len(med) < MIN_POINTS:
-                    continue
+                at, med = picked
                 slope, low, high, intercept = fit_exponent(med.index.to_numpy(), med.to_numpy())
                 found.append(Exponent(method, cost, against, at, slope, low, high, len(med), intercept))
     return found
