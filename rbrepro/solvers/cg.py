@@ -71,6 +71,7 @@ def ridge_cg(Z, Y: np.ndarray, lam: float, maxit: int = MAXIT, tol: float = TOL,
         inv_diag = (1.0 / np.where(diag > 0, diag, 1.0)).reshape(-1, 1)
     Zk = Rk * inv_diag if jacobi else Rk
     P = Zk.copy()
+    P_next = np.empty_like(P)  # direction() writes here, then the two swap (_cg_kernels)
     rz = np.einsum("ij,ij->j", Rk, Zk)
     rr = np.einsum("ij,ij->j", Rk, Rk)
     bnorm = np.sqrt(rr)
@@ -86,7 +87,8 @@ def ridge_cg(Z, Y: np.ndarray, lam: float, maxit: int = MAXIT, tol: float = TOL,
         rz_new = np.einsum("ij,ij->j", Rk, Zk) if jacobi else rr_new.copy()
         rr = np.where(active, rr_new, rr)
         beta = np.where(active, rz_new / np.where(rz > 0, rz, 1.0), 0.0)
-        direction(P, Zk, beta)  # P = Zk + beta P
+        direction(P_next, P, Zk, beta)  # P_next = Zk + beta P
+        P, P_next = P_next, P
         rz = np.where(active, rz_new, rz)
         it += 1
         active &= np.sqrt(rr) > tol * bnorm
