@@ -9,6 +9,10 @@ in the same process.
    updates (`ridge_cg`) against gather, scatter and numpy's vector operations (before).
 4. CG mat-vecs: the library's int32 global column ids against uint16 local ids plus a per-grid
    offset (half the bytes per entry), for gather (Z w) and scatter (Z^T v).
+5. The CG step's scatter: the library's, which walks GRID_GROUP grids together row by row,
+   against one grid at a time (before); the sums must agree bit for bit.
+6. CG's new direction: into a second buffer (the library's `ridge_cg`) against written over P
+   (before), in the full loop, where the gather has just read P from both cores; same bits.
 
     python -m bench.rb_layout [R ...]      (default R = 256 1093 4375)
 
@@ -94,6 +98,56 @@ def gather_one_grid(ids, w, out):
                     out[i] += w[col]
 
 
+@nb.njit(parallel=True, cache=True)
+def scatter_gram_one_grid(ids, v, offsets, p, scale2, lam, out, grid_dots):
+    """The CG step's scatter before: one grid at a time (one read-add-write chain)."""
+    n_grids, n = ids.shape
+    for r in nb.prange(n_grids):
+        lo, hi = offsets[r], offsets[r + 1]
+        for col in range(lo, hi):
+            out[col] = 0.0
+        for i in range(n):
+            col = ids[r, i]
+            if col >= 0:
+                out[col] += v[i]
+        dot = 0.0
+        for col in range(lo, hi):
+            a = scale2 * out[col] + lam * p[col]
+            out[col] = a
+            dot += p[col] * a
+        grid_dots[r] = dot
+
+
+@nb.njit(parallel=True, cache=True)
+def direction_in_place(P, Zk, beta):
+    """The direction update before: P = Zk + beta P, over P."""
+    n, n_cols = P.shape
+    for j in nb.prange(n):
+        for c in range(n_cols):
+            P[j, c] = Zk[j, c] + beta[c] * P[j, c]
+
+
+def cg_direction_in_place(Z, y, lam, maxit):
+    """`ridge_cg`'s loop for one target (no preconditioner, no early stop) with the direction
+    written over P, as before."""
+    from rbrepro.solvers._cg_kernels import step
+    from rbrepro.solvers.cg import apply_normal
+
+    B = Z.rmatvec(y.reshape(-1, 1))
+    W, Rk = np.zeros_like(B), B.copy()
+    P = Rk.copy()
+    rz = np.einsum("ij,ij->j", Rk, Rk)
+    rr_new = np.empty(1)
+    for _ in range(maxit):
+        AP, pAp = apply_normal(Z, P, lam)
+        alpha = rz / pAp
+        step(W, Rk, P, AP, alpha, rr_new)
+        beta = rr_new / rz
+        direction_in_place(P, Rk, beta)
+        rz = rr_new.copy()
+    return W
+
+
 def cg_numpy(Z, lam, maxit):
     """The CG loop before (one target): matvec, rmatvec and numpy's vector updates."""
     B = Z.rmatvec(np.ones(Z.n_rows))
@@ -154,6 +208,21 @@ def main(argv):
         assert np.allclose(g_new, g_old)
         record("rb_layout", f"R={R} gather, grids in groups of {mk.GRID_GROUP}", t_new, t_old,
                "one grid at a time (before)")
+        # before the numpy CG below, whose allocations leave the heap in a state that slows
+        # the grouped scatter (10.5 against 6.2 ms at R = 1024, one grid at a time unchanged)
+        v, p = np.random.default_rng(1).random(Z.n_rows), np.random.default_rng(2).random(Z.n_columns)
+        s_new, s_old, d_new, d_old = np.empty(Z.n_columns), np.empty(Z.n_columns), np.empty(R), np.empty(R)
+        t_new = best_of(mk.scatter_gram_vector, Z.ids, v, Z.offsets, p, 1.0 / R, 0.01, s_new, d_new)
+        t_old = best_of(scatter_gram_one_grid, Z.ids, v, Z.offsets, p, 1.0 / R, 0.01, s_old, d_old)
+        assert np.array_equal(s_new, s_old) and np.array_equal(d_new, d_old)
+        record("rb_layout", f"R={R} CG step's scatter, grids in groups of {mk.GRID_GROUP}", t_new, t_old,
+               "one grid at a time (before)", note="the same sums, bit for bit")
+        y = np.where(data.y_train > 0, 1.0, -1.0)
+        t_new = best_of(lambda: ridge_cg(Z, y, 0.01, maxit=20, tol=1e-300), repeats=3)
+        t_old = best_of(lambda: cg_direction_in_place(Z, y, 0.01, 20), repeats=3)
+        assert np.array_equal(ridge_cg(Z, y, 0.01, maxit=20, tol=1e-300).coef, cg_direction_in_place(Z, y, 0.01, 20))
+        record("rb_layout", f"R={R} 20 CG iterations, direction into a second buffer", t_new, t_old,
+               "direction written over P (before)", note="the same coefficients, bit for bit")
         maxit = 10
         t_new = best_of(lambda: ridge_cg(Z, np.ones(Z.n_rows), 0.01, maxit=maxit, tol=1e-30), repeats=3)
         t_old = best_of(lambda: cg_numpy(Z, 0.01, maxit), repeats=3)

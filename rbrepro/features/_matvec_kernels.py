@@ -137,8 +137,8 @@ def scatter_gram_vector(ids, v, offsets, p, scale2, lam, out, grid_dots):
     v = S p (a gather); then out = scale2 * S^T v + lam * p, and grid_dots[r] = the part of
     p^T out on grid r's columns: one pass over each group's columns while they are in cache,
     instead of three more passes over D. Grids are scattered GRID_GROUP at a time, as in
-    `scatter` (×1.5 at R = 64, ×1.6 at R = 256, ×1.9 at R = 1024 on ijcnn1, the same sums bit
-    for bit). Reference: scale2 * (S^T (S p)) + lam * p.
+    `scatter` (×1.49 / ×1.48 / ×1.78 at R = 64 / 256 / 1024 on ijcnn1, `python -m bench.rb_layout 64 256 1024`; the
+    same sums, bit for bit). Reference: scale2 * (S^T (S p)) + lam * p.
     """
     n_grids, n = ids.shape
     for g in nb.prange((n_grids + GRID_GROUP - 1) // GRID_GROUP):

@@ -6,9 +6,10 @@ doubles per iteration. These make two, split across threads in row blocks.
 
 The new direction is written into a second buffer, not over P: the gather of the step before
 read P at random columns from both threads, so both cores hold its cache lines, and writing
-them in place invalidates every line in the other core first. On ijcnn1 (2 threads) that made
-the update ×5 slower inside CG than alone (1.18 ms against 0.24 ms at R = 256, 3.9 against
-0.9 ms at R = 1024); into a second buffer the sums are the same, bit for bit.
+them in place first invalidates each line in the other core. On ijcnn1 (2 threads, R = 256)
+the update took 1.18 ms inside CG against 0.24 ms alone; 20 CG iterations run ×1.11 / ×1.12 /
+×0.96–1.00 faster at R = 64 / 256 / 1024 (`python -m bench.rb_layout 64 256 1024`), the same
+sums, bit for bit.
 Plain-numpy references: `reference_step` and `reference_direction` below.
 """
 
