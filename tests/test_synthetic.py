@@ -27,10 +27,22 @@ def test_generation_is_deterministic_scaled_and_balanced():
     assert np.array_equal(X, X2) and np.array_equal(y, y2)
     assert X.dtype == np.float32 and X.shape == (5000, 54) and 0.0 <= X.min() and X.max() <= 1.0
     assert set(np.unique(X[:, 10:])) <= {0.0, 1.0}  # the 44 one-hot columns
+    assert (X[:, 10:14].sum(axis=1) == 1).all() and (X[:, 14:].sum(axis=1) == 1).all()  # area, soil
     assert not np.array_equal(generate(SHAPES["covtype"], seed=1, n_rows=5000)[0], X)
     assert abs((y == 1).mean() - 0.5) < 0.01
     _, y3 = generate(SHAPES["acoustic"], seed=0, n_rows=6000)
     assert sorted(np.unique(y3)) == [0.0, 1.0, 2.0] and np.bincount(y3.astype(int)).min() > 1000
+
+
+def test_covtype_shape_rows_share_bins_as_real_rows_do():
+    """The one-hot groups leave few (area, soil) combinations, so RB's bins hold many rows each;
+    with 44 independent 0/1 columns (version 1) nearly every row had a bin of its own (D = N R)."""
+    from rbrepro.features import RandomBinningFeatures
+
+    X, _ = generate(SHAPES["covtype"], seed=0, n_rows=20_000)
+    assert len(np.unique(X[:, 10:] @ (2.0 ** np.arange(44)))) <= 160
+    Z = RandomBinningFeatures(n_grids=8, sigma=1.12, random_state=0).fit_transform_binned(X)
+    assert Z.n_columns < 20_000 * 8 / 5, Z.n_columns
 
 
 def test_rb_learns_what_a_linear_model_cannot_on_the_cod_rna_shape():

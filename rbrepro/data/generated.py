@@ -27,7 +27,7 @@ def generated_rows(spec: DatasetSpec, root: Path) -> Parsed:
     from rbrepro.data import synthetic
 
     origin = generated_origin(spec)
-    cache = root / "cache" / f"synthetic-{what}-v{synthetic.GENERATOR_VERSION}.npz"
+    cache = root / "cache" / f"synthetic-{what}-v{synthetic.SHAPES[what].version}.npz"
     cache.parent.mkdir(parents=True, exist_ok=True)
     with file_lock(root / "locks" / (cache.name + ".lock")):
         parsed = load_cache(cache, origin)
@@ -45,6 +45,6 @@ def generated_origin(spec: DatasetSpec) -> str:
         import sklearn
 
         return f"{spec.source} scikit-learn {sklearn.__version__}"
-    from rbrepro.data.synthetic import GENERATOR_VERSION
+    from rbrepro.data.synthetic import SHAPES
 
-    return f"{spec.source} generator v{GENERATOR_VERSION} seed 0"
+    return f"{spec.source} generator v{SHAPES[spec.source.partition(':')[2]].version} seed 0"

@@ -64,7 +64,7 @@ def ridge_cg(Z, Y: np.ndarray, lam: float, maxit: int = MAXIT, tol: float = TOL,
     B = Z.rmatvec(Y2)
     n_cols, C = B.shape
     W = np.zeros((n_cols, C))
-    Rk = B.copy()
+    Rk = np.ascontiguousarray(B)  # B is not needed again (its norm comes from rr): no copy, one D x C array fewer
     inv_diag = None
     if jacobi:
         diag = gram_diagonal(Z) + lam
@@ -83,6 +83,7 @@ def ridge_cg(Z, Y: np.ndarray, lam: float, maxit: int = MAXIT, tol: float = TOL,
         AP, pAp = apply_normal(Z, P, lam)
         alpha = np.where(active & (pAp > 0), rz / np.where(pAp > 0, pAp, 1.0), 0.0)
         step(W, Rk, P, AP, alpha, rr_new)  # W += alpha P; Rk -= alpha AP; rr_new = |Rk|^2
+        del AP  # freed before the next apply allocates its own (memory: at most 7 D x C arrays)
         Zk = Rk * inv_diag if jacobi else Rk
         rz_new = np.einsum("ij,ij->j", Rk, Zk) if jacobi else rr_new.copy()
         rr = np.where(active, rr_new, rr)
