@@ -125,8 +125,28 @@ def test_the_scaling_section_gives_the_fitted_exponents_and_the_skipped_cells():
     assert "Not committed yet" in _scaling({"scaling": None})
     rows = [{"dataset": "susy_shape_100k", "method": "rb", "R": R, "n_train": 100_000, "seed": 0, "status": "ok",
              "evaluate_on": "test", "metric": "accuracy", "test_metric": 80.0, "featurize_s": 1e-3 * R,
-             "solve_s": 2e-3 * R, "predict_s": 1e-4 * R, "peak_fit_mb": 0.5 * R, "error": ""} for R in (8, 64, 512)]
+             "solve_s": 2e-3 * R, "predict_s": 1e-4 * R, "peak_fit_mb": 0.5 * R, "train_s": 3e-3 * R, "error": ""}
+            for R in (8, 64, 512)]
+    rows += [{**row, "method": "nystrom", "train_s": 1e-6 * row["R"] ** 2} for row in rows]  # bends: R^2
     rows.append({**rows[0], "method": "exact", "R": 0, "status": "skipped", "error": "needs 80 GB; the limit is 14 GB"})
     text = _scaling({"scaling": (pd.DataFrame(rows), {})})
     assert "| rb | featurize (s) | R | N = 100,000 | 1.00 | 1.00 – 1.00 | 3 |" in text
+    assert "| rb | 100,000 | 1.00 | 1.00 – 1.00 | linear |" in text
+    assert "| nystrom | 100,000 | 2.00 | 2.00 – 2.00 | faster than linear |" in text
     assert "| susy_shape_100k | exact | 0 | skipped | needs 80 GB; the limit is 14 GB |" in text
+    from rbrepro.report.render import scale_lines
+
+    assert scale_lines({"scaling": (pd.DataFrame(rows), {})}) == [
+        "- How training grows in R (`results/scaling`, N = 100,000): nystrom R^2.00 (faster than linear); "
+        "rb R^1.00 (linear)."]
+
+
+def test_the_readme_gives_the_papers_largest_run_beside_the_authors():
+    from rbrepro.report.render import scale_lines
+
+    frame = pd.DataFrame([{"dataset": "susy_shape", "method": "rb", "R": 1024, "status": "ok", "D": 184_791,
+                           "train_s": 116.66, "predict_s": 6.7, "peak_fit_mb": 16125.0, "n_train": 4_000_000,
+                           "threads": 2, "error": ""}])
+    [line] = scale_lines({"paper-scale": (frame, {})})
+    assert "`susy_shape`, 4,000,000 training rows): RB at R = 1024 trains in 116.7 s on 2 threads, peak 15.7 GB" in line
+    assert "D = 184,791; the authors' real SUSY at the same R: 2,783 s on 16 threads, D = 397,666." in line

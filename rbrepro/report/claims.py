@@ -20,6 +20,7 @@ from rbrepro.plots.common import test_rows
 from rbrepro.plots.fig5 import rows_reaching
 from rbrepro.plots.fig6 import speedups
 from rbrepro.report.fidelity import chosen_sigma_rows, draws_of
+from rbrepro.sweep.growth import LINEAR_SLOPE
 
 HOLDS, PARTLY, FAILS, NOT_JUDGED = "holds", "holds partly", "does not hold", "not judged"
 VERDICTS = (HOLDS, PARTLY, FAILS, NOT_JUDGED)
@@ -43,8 +44,7 @@ SMALL_R = 64
 #: RB's time to a target against the fastest baseline's: at least this ratio (one order of magnitude)
 ORDER_OF_MAGNITUDE = 10.0
 # Claim 6 (§5.2): train time linear in R for all low-rank methods.
-#: the log-log slope of train time against R (R >= LINEAR_FROM_R) within this interval
-LINEAR_SLOPE = (0.7, 1.3)
+#: the log-log slope of train time against R (R >= LINEAR_FROM_R) within sweep.growth.LINEAR_SLOPE
 LINEAR_FROM_R = 32
 # Claim 7 (§1, §5.3, Fig. 6): parallel RCD speeds up almost linearly on RB, not at all on RF.
 #: with the same variant (async, the authors'): RB's speedup at tau threads at least this share

@@ -36,7 +36,7 @@ from rbrepro.report.fidelity import (
     draws_of,
     training_rows,
 )
-from rbrepro.sweep.growth import exponent_table, exponents
+from rbrepro.sweep.growth import LINEAR_SLOPE, exponent_table, exponents, growth_kind, training_in_R
 
 REPORT = "REPRODUCTION.md"
 README = "README.md"
@@ -291,10 +291,46 @@ def _scaling(loaded_runs: dict) -> str:
     if loaded is None:
         return head + "Not committed yet: `make scaling` runs `configs/scaling.yaml` and draws `figures/scaling.png`."
     frame, _ = loaded
-    header, rows = exponent_table(exponents(test_rows(frame)))
+    found = exponents(test_rows(frame))
+    header, rows = exponent_table(found)
     text = [head + "Each cost's exponent b in cost ~ x^b, fitted to the median over repeats on SUSY-shaped "
             "synthetic data (`rbrepro/sweep/growth.py`; `figures/scaling.png`):", "", _table(header, rows)]
+    linear = [[e.method, e.at, f"{e.slope:.2f}", f"{e.low:.2f} – {e.high:.2f}", growth_kind(e)]
+              for e in training_in_R(found)]
+    if linear:
+        text += ["", "Claim 6 says training is linear in R for every low-rank method. Train time against R, "
+                 f"judged by claim 6's rule: linear where the fitted slope lies in {LINEAR_SLOPE[0]} – "
+                 f"{LINEAR_SLOPE[1]}, faster or slower than linear above or below it (the interval beside):", "",
+                 _table(["method", "N", "exponent", "interval", "growth"], linear)]
     return "\n".join(text + _not_run(frame, with_status=True))
+
+
+def scale_lines(loaded_runs: dict) -> list[str]:
+    """README lines on the paper's scale and how training grows in R, from the same rows as the report's
+    sections (none for a run that is not committed)."""
+    lines = []
+    paper = loaded_runs.get("paper-scale")
+    if paper is not None:
+        frame = paper[0]
+        theirs = published_table()
+        theirs = theirs[theirs["panel"] == "fig5"]
+        for r in frame[(frame["status"] == "ok")].sort_values("R").groupby(["dataset", "method"]).tail(1).itertuples():
+            if r.method != "rb":
+                continue
+            match = theirs[(theirs["dataset"] == paper_set(r.dataset)) & (theirs["method"] == "rb") & (theirs["R"] == r.R)]
+            beside = (f"; the authors' real {paper_set(r.dataset)} at the same R: {float(match['train_s'].iloc[0]):,.0f} s "
+                      f"on 16 threads, D = {float(match['D'].iloc[0]):,.0f}") if len(match) else ""
+            lines.append(f"- The paper's scale (`results/paper-scale`, synthetic `{r.dataset}`, "
+                         f"{int(r.n_train):,} training rows): RB at R = {r.R} trains in {r.train_s:,.1f} s on "
+                         f"{int(r.threads)} threads, peak {r.peak_fit_mb / 1024:.1f} GB, D = {r.D:,.0f}{beside}.")
+    scaling = loaded_runs.get("scaling")
+    if scaling is not None:
+        fits = training_in_R(exponents(test_rows(scaling[0])))
+        if fits:
+            lines.append("- How training grows in R (`results/scaling`, N = "
+                         f"{fits[0].at:,}): " + "; ".join(f"{e.method} R^{e.slope:.2f} ({growth_kind(e)})" for e in fits)
+                         + ".")
+    return lines
 
 
 def _not_run(frame: pd.DataFrame, with_status: bool) -> list[str]:
@@ -364,7 +400,7 @@ def build_report(root: str | Path = ".") -> tuple[str, str]:
                        "[REPRODUCTION.md](REPRODUCTION.md) names every point):", "",
                        *[f"- `results/{run}`: {c.line()}"
                          + ("." if not drifts[run] else " (made under an older config; see the report).")
-                         for run, c in counts.items()], REPORT_END])
+                         for run, c in counts.items()], *scale_lines(loaded_runs), REPORT_END])
     return report.rstrip() + "\n", block
 
 

@@ -17,12 +17,16 @@ import pandas as pd
 from scipy import stats
 
 #: The costs whose growth is fitted, with what each measures.
-COSTS = {"featurize_s": "featurize (s)", "solve_s": "solve (s)", "predict_s": "predict (s)",
-         "peak_fit_mb": "peak fit memory (MB)"}
+COSTS = {"train_s": "train (s)", "featurize_s": "featurize (s)", "solve_s": "solve (s)",
+         "predict_s": "predict (s)", "peak_fit_mb": "peak fit memory (MB)"}
 #: Points a fit needs (fewer: no exponent is claimed).
 MIN_POINTS = 3
 #: The interval's confidence.
 CONFIDENCE = 0.95
+#: Log-log slopes counted as linear growth (claim 6's rule, report.claims, reads it from here);
+#: above bends upward ("faster than linear"), below grows "slower than linear" (fixed costs still
+#: weigh over the range swept).
+LINEAR_SLOPE = (0.7, 1.3)
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,20 @@ def exponents(results: pd.DataFrame) -> list[Exponent]:
                 slope, low, high, intercept = fit_exponent(med.index.to_numpy(), med.to_numpy())
                 found.append(Exponent(method, cost, against, at, slope, low, high, len(med), intercept))
     return found
+
+
+def growth_kind(e: Exponent) -> str:
+    """'linear', 'faster than linear' or 'slower than linear': the slope against LINEAR_SLOPE."""
+    if e.slope > LINEAR_SLOPE[1]:
+        return "faster than linear"
+    if e.slope < LINEAR_SLOPE[0]:
+        return "slower than linear"
+    return "linear"
+
+
+def training_in_R(found: list[Exponent]) -> list[Exponent]:
+    """The fits of train time against R, one per method (claim 6: linear in R for every low-rank method)."""
+    return [e for e in found if e.cost == "train_s" and e.against == "R"]
 
 
 def exponent_table(found: list[Exponent]) -> tuple[list[str], list[list]]:
