@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 MIRROR ?= $(abspath ../shared/data/libsvm)
 DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 
-.PHONY: bench-roofline theory scaling paper-scale report install demo test soak battery bench-authors bench-authors-solver bench-susy bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
+.PHONY: bench-roofline theory scaling paper-scale shape-binning report install demo test soak battery bench-authors bench-authors-solver bench-susy bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
 
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
@@ -20,6 +20,7 @@ help:
 	@echo "make compare      our Fig. 3 and Fig. 5 points beside the authors' published ones (both protocols)"
 	@echo "make scaling      how time and memory grow with N and R, every method, SUSY-shaped data (long)"
 	@echo "make paper-scale  Fig. 5's methods on the covtype shape, RB at R = 1024 on the SUSY shape (long)"
+	@echo "make shape-binning how the synthetic shapes bin on the authors' grids, beside their real rows (~2 min)"
 	@echo "make theory       Theorem 1 measured on cadata, ijcnn1, letter, mnist (rbrepro diagnose; ~12 min)"
 	@echo "make report       regenerate REPRODUCTION.md (and README.md's counts) from the committed result CSVs"
 	@echo "make figures-mini the same with the small mini configs (a few minutes; part of CI)"
@@ -98,6 +99,12 @@ scaling: $(STAMP)
 # `make report` sets beside the authors' times on the real sets.
 paper-scale: $(STAMP)
 	$(BIN)/rbrepro sweep configs/paper-scale.yaml --out results/paper-scale --memory-limit $(SCALE_MEMORY_GB)
+
+# How the synthetic shapes bin (issue 25): each registered shape's training rows on the authors' own
+# grids, D beside theirs on the real set, per Fig. 3 sigma; publishes results/shape-binning/bins.csv,
+# which `make report` tables beside the paper's-scale runs.
+shape-binning: $(STAMP)
+	$(BIN)/python -m bench.shape_binning --out results/shape-binning
 
 # REPRODUCTION.md and README.md's counts, computed from the committed results/*/results.csv
 # (seconds; no data needed). CI runs `rbrepro report --check`, which fails on a stale number.

@@ -45,6 +45,31 @@ def test_covtype_shape_rows_share_bins_as_real_rows_do():
     assert Z.n_columns < 20_000 * 8 / 5, Z.n_columns
 
 
+def test_shared_latent_factors_make_fewer_bins_than_independent_features():
+    """The binning knobs do what the generator says: the smaller each feature's own share beside the
+    latent factors, the fewer cells of a grid the rows fill (the real sets' correlated features)."""
+    import dataclasses
+
+    from rbrepro.features import RandomBinningFeatures
+
+    def bins(**knobs):
+        X, _ = generate(dataclasses.replace(SHAPES["cod_rna"], **knobs), seed=0, n_rows=20_000)
+        return RandomBinningFeatures(n_grids=16, sigma=3.0, random_state=0).fit(X).n_bins_
+
+    independent, half, mostly_shared = bins(latent_dims=0), bins(latent_dims=2, own_share=0.5), bins(latent_dims=2,
+                                                                                                    own_share=0.05)
+    assert independent > half > 3 * mostly_shared, (independent, half, mostly_shared)
+
+
+def test_a_shape_whose_one_hot_groups_miss_binary_columns_is_refused():
+    import pytest
+
+    from rbrepro.data.synthetic import Shape
+
+    with pytest.raises(ValueError, match=r"one-hot groups \(4, 39\) must cover the 44 binary columns"):
+        Shape(10, 10, 54, binary_features=44, one_hot_groups=(4, 39))
+
+
 def test_rb_learns_what_a_linear_model_cannot_on_the_cod_rna_shape():
     from sklearn.linear_model import RidgeClassifier
 
@@ -59,7 +84,7 @@ def test_rb_learns_what_a_linear_model_cannot_on_the_cod_rna_shape():
 def test_a_shape_loads_split_cached_and_fingerprinted(tmp_path):
     first = load_dataset("cod_rna_shape", tmp_path, progress=False)
     assert first.X_train.shape == (59_535, 8) and first.X_test.shape == (271_617, 8) and first.task == "binary"
-    assert list((tmp_path / "cache").glob("synthetic-cod_rna-v1.npz"))
+    assert list((tmp_path / "cache").glob(f"synthetic-cod_rna-v{SHAPES['cod_rna'].version}.npz"))
     again = load_dataset("cod_rna_shape", tmp_path, progress=False)
     assert np.array_equal(first.X_train, again.X_train)
     fingerprint, why = dataset_availability("cod_rna_shape", tmp_path)
