@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -106,16 +107,19 @@ def test_eq29_speedup_is_tau_for_very_sparse_rows_and_one_for_dense_ones():
 def test_the_paper_scale_section_sets_each_cell_beside_the_authors_run_on_the_real_set():
     from rbrepro.report.render import _paper_scale
 
-    assert "Not committed yet" in _paper_scale({"paper-scale": None})
+    assert "Not committed yet" in _paper_scale({"paper-scale": None}, None)
     frame = pd.DataFrame([
-        {"dataset": "covtype_shape", "method": "rb", "R": 1024, "status": "ok", "D": 5_000_000, "train_s": 51.85,
-         "predict_s": 1.0, "peak_fit_mb": 2000.0, "error": ""},
+        {"dataset": "covtype_shape", "method": "rb", "R": 1024, "sigma": 4.46, "status": "ok", "D": 5_000_000,
+         "train_s": 51.85, "predict_s": 1.0, "peak_fit_mb": 2000.0, "error": ""},
+        {"dataset": "covtype_shape", "method": "rb", "R": 1024, "sigma": 10.0, "status": "ok", "D": 9_000_000,
+         "train_s": 77.0, "predict_s": 1.0, "peak_fit_mb": 2000.0, "error": ""},  # not the authors' sigma at 1024
         {"dataset": "covtype_shape", "method": "rf", "R": 1024, "status": "skipped", "D": 0, "train_s": 0.0,
          "predict_s": 0.0, "peak_fit_mb": 0.0, "error": "needs 30.1 GB for the dense Z; the limit is 14.0 GB"}])
-    text = _paper_scale({"paper-scale": (frame, {})})
+    text = _paper_scale({"paper-scale": (frame, {})}, None)
     # the authors' covtype RB at R = 1024: 518.5 s train, D = 32,252,110 (their Fig. 5 data): ten times ours
     rb = next(line for line in text.splitlines() if line.startswith("| covtype_shape | rb | 1,024"))
     assert "| covtype |" in rb and "518.5" in rb and "×10.0" in rb
+    assert "9,000,000" not in text  # the cell at another sigma than theirs is not set beside their run
     assert "| covtype_shape | rf | 1,024 | needs 30.1 GB for the dense Z; the limit is 14.0 GB |" in text
 
 
@@ -150,3 +154,27 @@ def test_the_readme_gives_the_papers_largest_run_beside_the_authors():
     [line] = scale_lines({"paper-scale": (frame, {})})
     assert "`susy_shape`, 4,000,000 training rows): RB at R = 1024 trains in 116.7 s on 2 threads, peak 15.7 GB" in line
     assert "D = 184,791; the authors' real SUSY at the same R: 2,783 s on 16 threads, D = 397,666." in line
+
+
+def test_a_shape_bins_like_its_set_only_when_every_informative_ratio_is_within_the_factor():
+    from rbrepro.report.fidelity import SHAPE_BINS_FACTOR, shape_bins
+    from rbrepro.report.render import _shape_bins, scale_lines
+
+    def rows(dataset, ratios, informative=True):
+        return [{"dataset": dataset, "paper_set": "covtype", "R": 128, "sigma": 0.1 * (i + 1), "D": 1000 * r,
+                 "authors_D": 1000.0, "informative": informative, "git_commit": "abcdef0123", "git_dirty": False}
+                for i, r in enumerate(ratios)]
+
+    inside = [0.6, 1.0, 1.9]
+    frame = pd.DataFrame(rows("a_shape", inside) + rows("b_shape", [1.0, SHAPE_BINS_FACTOR * 1.05])
+                         + rows("b_shape", [50.0], informative=False) + rows("c_shape", [9.0], informative=False))
+    found = {f.dataset: f for f in shape_bins(frame)}
+    assert found["a_shape"].realistic and found["a_shape"].points == 3
+    assert abs(found["a_shape"].typical - np.exp(np.mean(np.log(inside)))) < 1e-12
+    assert not found["b_shape"].realistic and found["b_shape"].high == SHAPE_BINS_FACTOR * 1.05  # 50 is not informative
+    assert not found["c_shape"].realistic and found["c_shape"].points == 0
+    text = _shape_bins(frame)
+    assert "| a_shape | covtype | 128 | 3 | 0.6 | 1.9 | " in text and "| b_shape | covtype | 128 | 2 | 1 | 2.1 |" in text
+    assert "commit abcdef0" in text and "Not committed yet" in _shape_bins(None)
+    [line] = scale_lines({}, frame[frame["dataset"] == "a_shape"])
+    assert "a_shape ×0.60 – ×1.90 over 3 sigmas." in line

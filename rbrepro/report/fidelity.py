@@ -181,6 +181,41 @@ def training_rows(results: pd.DataFrame, published: pd.DataFrame | None = None) 
     return found
 
 
+#: a synthetic shape bins like the paper's set when its D on the authors' grids is within this factor
+#: of theirs at every informative sigma (bench/shape_binning.py)
+SHAPE_BINS_FACTOR = 2.0
+
+
+@dataclass(frozen=True)
+class ShapeBins:
+    """How a synthetic shape's rows fall into the authors' grids, against their real training rows:
+    the ratio of D (ours / theirs) over the sigmas where theirs is informative."""
+    dataset: str
+    paper_set: str
+    R: int
+    points: int
+    low: float        # smallest ratio
+    high: float       # largest ratio
+    typical: float    # geometric mean
+
+    @property
+    def realistic(self) -> bool:
+        return self.points > 0 and 1 / SHAPE_BINS_FACTOR <= self.low and self.high <= SHAPE_BINS_FACTOR
+
+
+def shape_bins(rows: pd.DataFrame) -> list[ShapeBins]:
+    """Per shape, from bench/shape_binning.py's rows (D and authors_D per sigma, `informative`)."""
+    found = []
+    for (dataset, paper, R), group in rows.groupby(["dataset", "paper_set", "R"], sort=True):
+        ratio = (group["D"] / group["authors_D"])[group["informative"].astype(bool)]
+        if ratio.empty:
+            found.append(ShapeBins(dataset, paper, int(R), 0, float("nan"), float("nan"), float("nan")))
+            continue
+        found.append(ShapeBins(dataset, paper, int(R), len(ratio), float(ratio.min()), float(ratio.max()),
+                               float(np.exp(np.log(ratio).mean()))))
+    return found
+
+
 def draws_of(rows: pd.DataFrame) -> pd.Series:
     """Each row's draw, "numpy" or "authors" (rows older than the rng column drew from numpy)."""
     if "rng" not in rows:

@@ -30,10 +30,12 @@ from rbrepro.report.fidelity import (
     RELATIVE_ERROR_SHARE,
     REPRODUCED,
     SAME_ROWS_SHARE,
+    SHAPE_BINS_FACTOR,
     Counts,
     compare_points,
     comparison_lines,
     draws_of,
+    shape_bins,
     training_rows,
 )
 from rbrepro.sweep.growth import LINEAR_SLOPE, exponent_table, exponents, growth_kind, training_in_R
@@ -50,6 +52,8 @@ RUNS = {"theory": ("theory",), "fig3": ("fig3", "fig3-as-published"), "fig4": ("
 #: the Theorem 1 measurements (`rbrepro diagnose configs/theory.yaml --out results/theory`)
 THEORY_CSV = "diagnostics.csv"
 FIDELITY_RUNS = ("fig5-as-published", "fig5", "fig3-as-published", "fig3")
+#: how the synthetic shapes bin beside the authors' real training rows (`make shape-binning`)
+SHAPE_BINS = Path("results") / "shape-binning" / "bins.csv"
 
 #: A results frame without rows: a rule states its thresholds even where nothing is committed yet.
 EMPTY_RESULTS = pd.DataFrame(columns=["status", "evaluate_on", "method", "dataset", "rng", "metric", "sigma", "R",
@@ -175,7 +179,7 @@ def _protocol(run: str) -> str:
     return "measured" if run == "theory" else "as published" if run.endswith("as-published") else "fair"
 
 
-def _provenance(loaded_runs: dict, drifts: dict[str, list[str]]) -> str:
+def _provenance(loaded_runs: dict, drifts: dict[str, list[str]], bins: pd.DataFrame | None = None) -> str:
     rows = []
     for run in sorted(loaded_runs):
         loaded = loaded_runs[run]
@@ -191,6 +195,11 @@ def _provenance(loaded_runs: dict, drifts: dict[str, list[str]]) -> str:
         rows.append([f"results/{run}", len(frame), ", ".join(c[:7] for c in commits) or "–", dirty,
                      f"{config.get('protocol', '–')}; draws {', '.join(draws)}; scoring {', '.join(scoring)}",
                      seeds, _drift_note(drifts[run])])
+    if bins is not None:
+        commits = sorted(set(bins["git_commit"].dropna().astype(str)))
+        rows.append([f"{SHAPE_BINS.parent}", len(bins), ", ".join(c[:7] for c in commits) or "–",
+                     int(bins["git_dirty"].fillna(False).astype(bool).sum()), "measured; draws authors", "–",
+                     "bench/shape_binning.py"])
     return ("## Where the numbers come from\n\nEach published run, the commits its rows were computed at, how "
             "many rows came from a tree with uncommitted changes, its protocol, and whether it was made under "
             "today's `configs/<run>.yaml`:\n\n"
@@ -305,16 +314,22 @@ def _scaling(loaded_runs: dict) -> str:
     return "\n".join(text + _not_run(frame, with_status=True))
 
 
-def scale_lines(loaded_runs: dict) -> list[str]:
-    """README lines on the paper's scale and how training grows in R, from the same rows as the report's
-    sections (none for a run that is not committed)."""
+def scale_lines(loaded_runs: dict, bins: pd.DataFrame | None = None) -> list[str]:
+    """README lines on the paper's scale, how the synthetic shapes bin and how training grows in R, from
+    the same rows as the report's sections (none for a run that is not committed)."""
     lines = []
+    if bins is not None:
+        lines.append("- The synthetic shapes on the authors' own grids, D against their real training rows' "
+                     f"(`{SHAPE_BINS}`): " + "; ".join(
+                         f"{f.dataset} ×{f.low:.2f} – ×{f.high:.2f} over {f.points} sigmas"
+                         for f in shape_bins(bins)) + ".")
     paper = loaded_runs.get("paper-scale")
     if paper is not None:
         frame = paper[0]
         theirs = published_table()
         theirs = theirs[theirs["panel"] == "fig5"]
-        for r in frame[(frame["status"] == "ok")].sort_values("R").groupby(["dataset", "method"]).tail(1).itertuples():
+        shown = at_authors_sigma(frame[frame["status"] == "ok"], theirs)
+        for r in shown.sort_values("R").groupby(["dataset", "method"]).tail(1).itertuples():
             if r.method != "rb":
                 continue
             match = theirs[(theirs["dataset"] == paper_set(r.dataset)) & (theirs["method"] == "rb") & (theirs["R"] == r.R)]
@@ -346,19 +361,34 @@ def _not_run(frame: pd.DataFrame, with_status: bool) -> list[str]:
             _table(["dataset", "method", "R", *(["status"] if with_status else []), "why"], rows)]
 
 
-def _paper_scale(loaded_runs: dict) -> str:
+def at_authors_sigma(frame: pd.DataFrame, theirs: pd.DataFrame) -> pd.DataFrame:
+    """The rows to set beside the authors' runs: where a (dataset, method, R) ran at several sigmas and
+    one of them is the authors' at that R (their Fig. 5 data), that one; otherwise every row."""
+    keep = []
+    for (dataset, method, R), group in frame.groupby(["dataset", "method", "R"], sort=False):
+        match = theirs[(theirs["dataset"] == paper_set(dataset)) & (theirs["method"] == method) & (theirs["R"] == R)]
+        if len(group) > 1 and len(match) and "sigma" in group:
+            same = group[np.isclose(group["sigma"].astype(float), float(match["sigma"].iloc[0]), rtol=1e-3)]
+            keep.append(same if len(same) else group)
+        else:
+            keep.append(group)
+    return pd.concat(keep) if keep else frame
+
+
+def _paper_scale(loaded_runs: dict, bins: pd.DataFrame | None) -> str:
     """The paper's largest runs on the shapes of its sets: our time, memory and D per cell beside
     the authors' train time and D on the real set at the same method and R (their Fig. 5 data)."""
     head = "## The paper's scale\n\n"
     loaded = loaded_runs.get("paper-scale")
     if loaded is None:
         return head + ("Not committed yet: `rbrepro sweep configs/paper-scale.yaml --out results/paper-scale` runs "
-                       "Fig. 5's methods on the covtype shape and RB at the paper's largest R on the SUSY shape.")
+                       "Fig. 5's methods on the covtype shape and RB at the paper's largest R on the SUSY shape.\n\n"
+                       + _shape_bins(bins))
     frame, _ = loaded
     published = published_table()
     theirs = published[published["panel"] == "fig5"]
     rows = []
-    for r in frame.sort_values(["dataset", "method", "R"]).itertuples():
+    for r in at_authors_sigma(frame, theirs).sort_values(["dataset", "method", "R"]).itertuples():
         real = paper_set(r.dataset)
         match = theirs[(theirs["dataset"] == real) & (theirs["method"] == r.method) & (theirs["R"] == r.R)]
         their_s = float(match["train_s"].iloc[0]) if len(match) else float("nan")
@@ -370,10 +400,38 @@ def _paper_scale(loaded_runs: dict) -> str:
                      their_D, f"×{their_s / r.train_s:.1f}" if their_s == their_s and r.train_s > 0 else "–"])
     text = [head + "Each cell on a synthetic set with the shape of one of the paper's (`configs/paper-scale.yaml`; "
             "its accuracies are not the paper's), beside the authors' train time and D on the real set at the same "
-            "method and R (their Fig. 5 data, 16 threads; ours on the threads the row records):", "",
+            "method and R (their Fig. 5 data, 16 threads; ours on the threads the row records). Where a method ran "
+            "at several sigmas, the cell at the authors' sigma for that R is shown:", "",
             _table(["dataset", "method", "R", "status", "D", "train s", "predict s", "peak fit MB", "authors' set",
                     "authors' train s", "authors' D", "their time / ours"], rows)]
-    return "\n".join(text + _not_run(frame, with_status=False))
+    return "\n".join(text + _not_run(frame, with_status=False) + ["", _shape_bins(bins)])
+
+
+def _shape_bins(frame: pd.DataFrame | None) -> str:
+    """How each synthetic shape bins on the authors' own grids, beside their real training rows."""
+    head = "### How the synthetic shapes bin\n\n"
+    if frame is None:
+        return head + f"Not committed yet: `make shape-binning` writes `{SHAPE_BINS}`."
+    found = shape_bins(frame)
+    rows = [[f.dataset, f.paper_set, f.R, f.points, f.low, f.high, f.typical,
+             "yes" if f.realistic else "no"] for f in found]
+    detail = [[r.dataset, r.sigma, int(r.D), int(r.authors_D), r.D / r.authors_D]
+              for r in frame[frame["informative"].astype(bool)].sort_values(["dataset", "sigma"]).itertuples()]
+    commits = ", ".join(sorted({str(c)[:7] for c in frame["git_commit"].dropna()})) or "–"
+    return "\n".join([
+        head + "A shape stands for its set only if its rows fall into bins as the real rows do: D sets RB's time "
+        "and memory. The authors' Fig. 3 data records D for their own training rows at every sigma; their grids "
+        "are replayed bit for bit (`draws: authors`) on each shape's training rows, so only the data differs "
+        "(`bench/shape_binning.py`, commit " + commits + "). Sigmas where their D is under 3 bins a grid or "
+        "over 30 % of the rows a grid are left out (nothing to compare). The generator's three binning knobs per "
+        "shape were fitted to these same counts, so this shows how close the fit came, not an independent check; "
+        "the Fig. 5 D beside each run below (other sigmas and R, test rows' bins included, numpy's draws) is the "
+        f"check. A shape bins like its set when every ratio lies within ×{SHAPE_BINS_FACTOR:g} either way "
+        "(`fidelity.shape_bins`):", "",
+        _table(["shape", "authors' set", "R", "sigmas", "lowest D ratio", "highest", "geometric mean",
+                "bins like the set"], rows), "",
+        "<details><summary>D per sigma</summary>", "",
+        _table(["shape", "sigma", "D", "authors' D", "ratio"], detail), "", "</details>"])
 
 
 def _figures_tables(root: Path) -> str:
@@ -391,16 +449,17 @@ def build_report(root: str | Path = ".") -> tuple[str, str]:
     root = Path(root)
     loaded_runs = {run: _load(root, run) for runs in RUNS.values() for run in runs}  # each CSV read once
     drifts = {run: config_drift(root, run) for run, loaded in loaded_runs.items() if loaded is not None}
+    bins = pd.read_csv(root / SHAPE_BINS) if (root / SHAPE_BINS).exists() else None
     fidelity, counts = _fidelity(loaded_runs, drifts)
     claims, summary = _claims(loaded_runs)
     verdicts = "## Verdicts in brief\n\n" + _table(["#", "claim", "verdict"], summary)
-    report = "\n\n".join([INTRO.rstrip(), verdicts, fidelity, claims, _paper_scale(loaded_runs), _scaling(loaded_runs),
-                           _provenance(loaded_runs, drifts), REPRODUCING.rstrip(), _figures_tables(root)])
+    report = "\n\n".join([INTRO.rstrip(), verdicts, fidelity, claims, _paper_scale(loaded_runs, bins),
+                           _scaling(loaded_runs), _provenance(loaded_runs, drifts, bins), REPRODUCING.rstrip(), _figures_tables(root)])
     block = "\n".join([REPORT_BEGIN, "Against the authors' own figure data (two-sided, over a band of seeds; "
                        "[REPRODUCTION.md](REPRODUCTION.md) names every point):", "",
                        *[f"- `results/{run}`: {c.line()}"
                          + ("." if not drifts[run] else " (made under an older config; see the report).")
-                         for run, c in counts.items()], *scale_lines(loaded_runs), REPORT_END])
+                         for run, c in counts.items()], *scale_lines(loaded_runs, bins), REPORT_END])
     return report.rstrip() + "\n", block
 
 
