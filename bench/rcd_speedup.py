@@ -5,10 +5,14 @@ eps = 1e-3, with F* the best objective of a long single-thread run (docs/design.
 iterations per second. Squared-hinge loss; RB at R = 256, sigma = 1.58 and RF at R = 256,
 sigma = 0.3 (its better sigma here); lam = 1e-5 (a sparse but useful model, recorded).
 Both parallel variants are measured: the authors' asynchronous updates and the damped
-synchronous rounds of eq. 29. Usage: RBREPRO_MIRROR=../shared/data/libsvm python bench/rcd_speedup.py
+synchronous rounds of eq. 29. Before them, the machine's own limit: scattered adds into one shared
+array of N doubles, one thread against all, plain and atomic (RCD's yhat updates, without RCD).
+Usage: RBREPRO_MIRROR=../shared/data/libsvm python bench/rcd_speedup.py
 """
 
 from __future__ import annotations
+
+import time
 
 import numba
 import numpy as np
@@ -17,6 +21,7 @@ from bench.record import record
 from rbrepro.data.load import load_dataset
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.features.random_fourier import RandomFourierFeatures
+from rbrepro.solvers._rcd_kernels import atomic_add
 from rbrepro.solvers.rcd import l1_rcd, prepare
 
 LAM = 1e-5
@@ -31,6 +36,41 @@ def time_to(target, Z, y, columns, threads, variant):
     return (reached[0] if reached else float("inf")), res
 
 
+@numba.njit(parallel=True, cache=True)
+def _scattered_adds(rows, yhat, parts, atomic):
+    """Each of `parts` threads adds to yhat at its share of `rows`, as RCD's column steps do."""
+    size = (rows.shape[0] + parts - 1) // parts
+    for t in numba.prange(parts):
+        for p in range(t * size, min(rows.shape[0], (t + 1) * size)):
+            if atomic:
+                atomic_add(yhat, rows[p], 1e-9)
+            else:
+                yhat[rows[p]] += 1e-9
+
+
+def shared_writes_probe(n_rows: int, updates: int, threads: int) -> None:
+    """The machine's limit for RCD's parallel steps: scattered adds into one shared array of n_rows
+    doubles (ijcnn1's predictions), one thread against `threads`, plain and atomic. Where the cores
+    hand cache lines back and forth slowly, more threads are slower, whatever the solver does."""
+    rows = np.random.default_rng(0).integers(0, n_rows, updates).astype(np.int32)
+    yhat = np.zeros(n_rows)
+    for atomic in (False, True):
+        seconds = {}
+        for t in (1, threads):
+            numba.set_num_threads(t)
+            _scattered_adds(rows[:8], yhat, t, atomic)
+            best = float("inf")
+            for _ in range(3):
+                t0 = time.perf_counter()
+                _scattered_adds(rows, yhat, t, atomic)
+                best = min(best, time.perf_counter() - t0)
+            seconds[t] = best
+        numba.set_num_threads(threads)
+        kind = "atomic" if atomic else "plain"
+        record("threads", f"{updates:,} scattered {kind} adds into {n_rows:,} shared doubles, {threads} threads",
+               seconds[threads], seconds[1], "1 thread", note="the machine's limit for parallel RCD steps")
+
+
 def main():
     data = load_dataset("ijcnn1")
     y = data.y_train
@@ -40,6 +80,8 @@ def main():
         "RF": lambda: RandomFourierFeatures(n_components=256, sigma=0.3, random_state=0).fit_transform(data.X_train),
     }
     print(f"ijcnn1, squared hinge, lam = {LAM}, eps = {EPS}; threads available: {cores}")
+    if cores > 1:  # one RB epoch at R = 256 adds N R = 9.0 M times into the N predictions
+        shared_writes_probe(len(y), len(y) * 256, cores)
     for name, make in feats.items():
         Z = make()
         cols = prepare(Z)
