@@ -7,7 +7,7 @@ import numpy as np
 
 from rbrepro.data.load import dataset_availability, load_dataset
 from rbrepro.data.registry import REGISTRY, shape_dataset
-from rbrepro.data.synthetic import SHAPES, generate
+from rbrepro.data.synthetic import SHAPES, generate, shape_digest
 
 
 def test_every_shape_is_registered_with_the_papers_counts():
@@ -61,6 +61,18 @@ def test_shared_latent_factors_make_fewer_bins_than_independent_features():
     assert independent > half > 3 * mostly_shared, (independent, half, mostly_shared)
 
 
+def test_a_changed_knob_changes_the_fingerprint_and_the_cache_even_at_the_same_version(tmp_path, monkeypatch):
+    import dataclasses
+
+    from rbrepro.data import synthetic
+
+    registered = SHAPES["cod_rna"]
+    before = dataset_availability("cod_rna_shape", tmp_path)[0]
+    monkeypatch.setitem(synthetic.SHAPES, "cod_rna", dataclasses.replace(registered, own_share=0.5))
+    assert dataset_availability("cod_rna_shape", tmp_path)[0] != before
+    assert shape_digest(synthetic.SHAPES["cod_rna"]) != shape_digest(registered)
+
+
 def test_a_shape_whose_one_hot_groups_miss_binary_columns_is_refused():
     import pytest
 
@@ -84,7 +96,7 @@ def test_rb_learns_what_a_linear_model_cannot_on_the_cod_rna_shape():
 def test_a_shape_loads_split_cached_and_fingerprinted(tmp_path):
     first = load_dataset("cod_rna_shape", tmp_path, progress=False)
     assert first.X_train.shape == (59_535, 8) and first.X_test.shape == (271_617, 8) and first.task == "binary"
-    assert list((tmp_path / "cache").glob(f"synthetic-cod_rna-v{SHAPES['cod_rna'].version}.npz"))
+    assert list((tmp_path / "cache").glob(f"synthetic-cod_rna-v{SHAPES['cod_rna'].version}-{shape_digest(SHAPES['cod_rna'])}.npz"))
     again = load_dataset("cod_rna_shape", tmp_path, progress=False)
     assert np.array_equal(first.X_train, again.X_train)
     fingerprint, why = dataset_availability("cod_rna_shape", tmp_path)

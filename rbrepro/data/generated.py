@@ -27,7 +27,8 @@ def generated_rows(spec: DatasetSpec, root: Path) -> Parsed:
     from rbrepro.data import synthetic
 
     origin = generated_origin(spec)
-    cache = root / "cache" / f"synthetic-{what}-v{synthetic.SHAPES[what].version}.npz"
+    shape = synthetic.SHAPES[what]
+    cache = root / "cache" / f"synthetic-{what}-v{shape.version}-{synthetic.shape_digest(shape)}.npz"
     cache.parent.mkdir(parents=True, exist_ok=True)
     with file_lock(root / "locks" / (cache.name + ".lock")):
         parsed = load_cache(cache, origin)
@@ -45,6 +46,7 @@ def generated_origin(spec: DatasetSpec) -> str:
         import sklearn
 
         return f"{spec.source} scikit-learn {sklearn.__version__}"
-    from rbrepro.data.synthetic import SHAPES
+    from rbrepro.data.synthetic import SHAPES, shape_digest
 
-    return f"{spec.source} generator v{SHAPES[spec.source.partition(':')[2]].version} seed 0"
+    shape = SHAPES[spec.source.partition(":")[2]]
+    return f"{spec.source} generator v{shape.version} seed 0 shape {shape_digest(shape)}"

@@ -38,7 +38,8 @@ times the real sets' bins at most sigmas: `--search` prints it for latent_dims 0
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -72,6 +73,13 @@ class Shape:
         if sum(self.one_hot_groups) != self.binary_features:
             raise ValueError(f"one-hot groups {self.one_hot_groups} must cover the {self.binary_features} binary "
                              "columns exactly")
+
+
+def shape_digest(shape: Shape) -> str:
+    """12 hex digits of every field of a shape: part of its cache name and fingerprint, so a changed
+    knob (a refit, a row count) never reads rows generated before it, even where `version` was
+    not bumped."""
+    return hashlib.sha256(repr(sorted(asdict(shape).items())).encode()).hexdigest()[:12]
 
 
 #: How each shape's continuous features bin (latent_dims, own_share, uniformize), fitted to the bin
