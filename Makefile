@@ -20,7 +20,7 @@ help:
 	@echo "make compare      our Fig. 3 and Fig. 5 points beside the authors' published ones (both protocols)"
 	@echo "make scaling      how time and memory grow with N and R, every method, SUSY-shaped data (long)"
 	@echo "make paper-scale  Fig. 5's methods on the covtype shape, RB at R = 1024 on the SUSY shape (long)"
-	@echo "make shape-binning how the synthetic shapes bin on the authors' grids, beside their real rows (~2 min)"
+	@echo "make shape-binning how the synthetic shapes bin on the authors' grids, beside their real rows (~5 min)"
 	@echo "make theory       Theorem 1 measured on cadata, ijcnn1, letter, mnist (rbrepro diagnose; ~12 min)"
 	@echo "make report       regenerate REPRODUCTION.md (and README.md's counts) from the committed result CSVs"
 	@echo "make figures-mini the same with the small mini configs (a few minutes; part of CI)"

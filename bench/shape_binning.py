@@ -2,7 +2,7 @@
 
 The cost of RB on a set follows from how its rows fall into bins: D, the bins per grid, at each
 sigma. The authors' figure data records that for their own training rows: every Fig. 3 point
-(TrainPerf, R = 64, 128, 256) has the D their grids made on covtype, SUSY, acoustic and cod_rna.
+(TrainPerf, each R they ran) has the D their grids made on covtype, SUSY, acoustic and cod_rna.
 This replays their very grids (`draws="authors"`, bit for bit: the only difference left is the
 data) on the training rows of each registered shape and writes, per sigma, our D beside theirs:
 
@@ -33,7 +33,7 @@ import numpy as np
 
 from rbrepro.data.load import MinMaxScaler, load_dataset
 from rbrepro.data.registry import REGISTRY, shape_dataset
-from rbrepro.data.synthetic import BINNING, SHAPES, Shape, generate
+from rbrepro.data.synthetic import BINNING, SHAPES, Shape, generate, shape_digest
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.provenance import provenance
 from rbrepro.published import published_table
@@ -44,7 +44,7 @@ CSV_NAME = "bins.csv"
 GRIDS = {"covtype": 128, "susy": 64, "acoustic": 128, "cod_rna": 128}
 MAX_D = 40_000_000
 INFORMATIVE = (3.0, 0.3)  # bins a grid at least, share of the rows a grid at most
-FIELDS = ["shape", "dataset", "paper_set", "generator_version", "R", "sigma", "draws", "n_train", "D", "authors_D",
+FIELDS = ["shape", "dataset", "paper_set", "generator_version", "shape_digest", "R", "sigma", "draws", "n_train", "D", "authors_D",
           "ratio", "informative", "when", "rbrepro_version", "git_commit", "git_dirty", "numpy", "numba", "cpu",
           "host"]
 #: the candidates `--search` tries, the fitted values among them (about 10 s each on covtype, two
@@ -82,7 +82,7 @@ def measure(shape: str) -> list[dict]:
     rows = []
     for sigma, D in bins(data.X_train, R, sorted(theirs)).items():
         row = {"shape": shape, "dataset": shape_dataset(shape), "paper_set": spec.paper_set,
-               "generator_version": spec.version, "R": R, "sigma": sigma, "draws": "authors",
+               "generator_version": spec.version, "shape_digest": shape_digest(spec), "R": R, "sigma": sigma, "draws": "authors",
                "n_train": data.X_train.shape[0], "D": D, "authors_D": theirs[sigma], "ratio": D / theirs[sigma],
                "informative": informative(theirs[sigma], R, data.X_train.shape[0]),
                "when": time.strftime("%Y-%m-%dT%H:%M:%S"), **{k: prov.get(k, "") for k in FIELDS if k in prov}}
@@ -115,8 +115,8 @@ def training_rows(name: str, shape: Shape) -> np.ndarray:
 
 def search(shape: str, candidates=CANDIDATES) -> None:
     """Each candidate's ratios to the authors' D over the informative sigmas, and the rms of their logs.
-    The generator's own random draws (its mixing and mixtures) move D by up to x2, so every
-    candidate keeps the shape's seed and version: the fit is of the set that is registered."""
+    The generator's own random draws (its mixing and mixtures) move D too, so every candidate keeps
+    the shape's seed and version: the fit is of the set that is registered."""
     base = SHAPES[shape]
     R = GRIDS[shape]
     theirs = {s: d for s, d in authors_bins(base.paper_set, R).items() if informative(d, R, base.n_train)}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import threading
 import time
@@ -62,14 +63,23 @@ def check_memory(what: str, estimate_bytes: float, limit_gb: float | None = None
                                f"RBREPRO_MEMORY_LIMIT_GB in the environment)")
 
 
+@functools.cache
+def _malloc_trim():
+    """glibc's malloc_trim, or None where the C library has none (looked up once: find_library runs
+    ldconfig)."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
 def release_free_memory() -> bool:
     """Return the freed heap memory glibc keeps resident to the system (malloc_trim(0)), so that
     reusing it shows in RSS again; False where the C library has no malloc_trim (not glibc)."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.malloc_trim(0)
-    except (OSError, AttributeError):
+    trim = _malloc_trim()
+    if trim is None:
         return False
+    trim(0)
     return True
 
 

@@ -178,3 +178,20 @@ def test_a_shape_bins_like_its_set_only_when_every_informative_ratio_is_within_t
     assert "commit abcdef0" in text and "Not committed yet" in _shape_bins(None)
     [line] = scale_lines({}, frame[frame["dataset"] == "a_shape"])
     assert "a_shape ×0.60 – ×1.90 over 3 sigmas." in line
+
+
+def test_binning_rows_and_runs_made_on_other_generator_settings_are_named_stale():
+    from rbrepro.data.load import dataset_availability
+    from rbrepro.data.synthetic import SHAPES, shape_digest
+    from rbrepro.report.render import _shape_bins, stale_generated_data
+
+    row = {"shape": "cod_rna", "dataset": "cod_rna_shape", "paper_set": "cod_rna", "R": 128, "sigma": 1.0, "D": 900,
+           "authors_D": 1000.0, "informative": "True", "git_commit": "abc1234", "git_dirty": "False",
+           "shape_digest": shape_digest(SHAPES["cod_rna"])}
+    assert "Stale" not in _shape_bins(pd.DataFrame([row]))
+    assert "**Stale:** cod_rna_shape were measured" in _shape_bins(pd.DataFrame([{**row, "shape_digest": "0" * 12}]))
+    now = dataset_availability("cod_rna_shape", fetch=False)[0]
+    assert stale_generated_data(pd.DataFrame([{"dataset": "cod_rna_shape", "data_fingerprint": now}])) == []
+    old = pd.DataFrame([{"dataset": "cod_rna_shape", "data_fingerprint": "0123456789abcdef"},
+                        {"dataset": "ijcnn1", "data_fingerprint": "0123456789abcdef"}])  # real data: not judged here
+    assert stale_generated_data(old) == ["cod_rna_shape"]

@@ -101,3 +101,15 @@ def test_a_shape_loads_split_cached_and_fingerprinted(tmp_path):
     assert np.array_equal(first.X_train, again.X_train)
     fingerprint, why = dataset_availability("cod_rna_shape", tmp_path)
     assert why == "" and fingerprint == dataset_availability("cod_rna_shape", tmp_path / "elsewhere")[0]
+
+
+def test_spreading_towards_ranks_keeps_equal_values_equal_and_the_order():
+    from rbrepro.data.synthetic import _spread
+
+    column = np.array([3.0, 1.0, 3.0, 2.0, 3.0, 0.0], dtype=np.float32)
+    out = _spread(column, 1.0)  # pure ranks: 0 for the smallest, 1 for the largest, ties averaged
+    assert np.allclose(out, [0.8, 0.2, 0.8, 0.4, 0.8, 0.0])
+    half = _spread(column, 0.5)
+    assert half[0] == half[2] == half[4] and np.array_equal(np.argsort(half, kind="stable"),
+                                                            np.argsort(column, kind="stable"))
+    assert np.allclose(_spread(column, 0.0), column / 3.0)

@@ -118,20 +118,23 @@ def _mixture_params(rng, columns: int):
 
 
 def _spread(column: np.ndarray, uniformize: float) -> np.ndarray:
-    """Min-max to [0, 1], then moved `uniformize` of the way to the column's ranks / (n - 1)."""
+    """Min-max to [0, 1], then moved `uniformize` of the way to the column's ranks / (n - 1), equal
+    values sharing their average rank (so equal inputs stay equal)."""
     lo, hi = column.min(), column.max()
     out = (column - lo) / (hi - lo if hi > lo else 1.0)
     if uniformize > 0:
-        ranks = np.empty(len(column))
-        ranks[np.argsort(column, kind="stable")] = np.arange(len(column)) / max(len(column) - 1, 1)
-        out = (1.0 - uniformize) * out + uniformize * ranks
+        values, inverse, counts = np.unique(column, return_inverse=True, return_counts=True)
+        first = np.cumsum(counts) - counts  # rank of each distinct value's first row
+        ranks = (first + (counts - 1) / 2.0) / max(len(column) - 1, 1)
+        out = (1.0 - uniformize) * out + uniformize * ranks[inverse]
     return out
 
 
 def generate(shape: Shape, seed: int = 0, n_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(X float32 in [0, 1], y float64 labels: 0 ... C-1, or -1/+1 for two classes) of `n_rows`
-    rows (default: the shape's n_train + n_test), deterministic under `seed`. Rows come in chunks,
-    so peak memory is X plus one chunk's kernel values."""
+    rows (default: the shape's n_train + n_test), deterministic under `seed`. Rows come in chunks
+    and features are spread one column at a time, so peak memory is X plus a chunk's or a
+    column's temporaries."""
     n = shape.n_train + shape.n_test if n_rows is None else int(n_rows)
     rng = np.random.default_rng([shape.version, seed])
     n_cont = shape.d - shape.binary_features
@@ -141,7 +144,6 @@ def generate(shape: Shape, seed: int = 0, n_rows: int | None = None) -> tuple[np
     group_p = [rng.dirichlet(np.full(size, 0.5)) for size in shape.one_hot_groups]
     n_bumps = 32
     amplitudes = rng.normal(0.0, 1.0, (max(shape.n_classes, 2), n_bumps))
-    raw = np.empty((n, n_cont), dtype=np.float32)
     X = np.empty((n, shape.d), dtype=np.float32)
     for start in range(0, n, CHUNK_ROWS):
         stop = min(n, start + CHUNK_ROWS)
@@ -150,16 +152,15 @@ def generate(shape: Shape, seed: int = 0, n_rows: int | None = None) -> tuple[np
         values = _mixture(part, own, m)
         if shape.latent_dims:
             values = shape.own_share * values + (1.0 - shape.own_share) * (_mixture(part, latent, m) @ mixing)
-        raw[start:stop] = values
+        X[start:stop, :n_cont] = values
         if shape.one_hot_groups:
             X[start:stop, n_cont:] = 0.0
             first = n_cont
             for size, p in zip(shape.one_hot_groups, group_p):
                 X[np.arange(start, stop), first + part.choice(size, m, p=p)] = 1.0
                 first += size
-    for j in range(n_cont):
-        X[:, j] = np.round(_spread(raw[:, j], shape.uniformize), shape.decimals)
-    del raw
+    for j in range(n_cont):  # one column's temporaries at a time
+        X[:, j] = np.round(_spread(X[:, j], shape.uniformize), shape.decimals)
     informative = np.sort(rng.choice(n_cont, min(n_cont, INFORMATIVE), replace=False))
     centres = X[rng.choice(n, n_bumps, replace=False)][:, informative].astype(np.float64)
     gamma = 4.0 / max(1e-9, float(np.abs(X[:1000, informative][:, None, :] - centres[None]).sum(axis=2).mean()))

@@ -203,11 +203,17 @@ class ShapeBins:
         return self.points > 0 and 1 / SHAPE_BINS_FACTOR <= self.low and self.high <= SHAPE_BINS_FACTOR
 
 
+def true_values(column: pd.Series) -> pd.Series:
+    """A CSV column of booleans as read back (bools, "True"/"False" strings or blanks): True only where
+    it says true; a blank is not true."""
+    return column.astype(str).str.strip().str.lower().eq("true")
+
+
 def shape_bins(rows: pd.DataFrame) -> list[ShapeBins]:
     """Per shape, from bench/shape_binning.py's rows (D and authors_D per sigma, `informative`)."""
     found = []
     for (dataset, paper, R), group in rows.groupby(["dataset", "paper_set", "R"], sort=True):
-        ratio = (group["D"] / group["authors_D"])[group["informative"].astype(bool)]
+        ratio = (group["D"] / group["authors_D"])[true_values(group["informative"])]
         if ratio.empty:
             found.append(ShapeBins(dataset, paper, int(R), 0, float("nan"), float("nan"), float("nan")))
             continue

@@ -37,6 +37,7 @@ from rbrepro.report.fidelity import (
     draws_of,
     shape_bins,
     training_rows,
+    true_values,
 )
 from rbrepro.sweep.growth import LINEAR_SLOPE, exponent_table, exponents, growth_kind, training_in_R
 
@@ -171,8 +172,30 @@ def config_drift(root: Path, run: str) -> list[str]:
     return sorted(k for k in set(then) | set(now) if then.get(k) != now.get(k))
 
 
-def _drift_note(keys: list[str]) -> str:
-    return f"made under an older config (differs in: {', '.join(keys)})" if keys else "current"
+def _drift_note(keys: list[str], stale_data: list[str] = ()) -> str:
+    notes = [f"made under an older config (differs in: {', '.join(keys)})"] if keys else []
+    if stale_data:
+        notes.append(f"made on data the registry no longer generates ({', '.join(stale_data)})")
+    return "; ".join(notes) or "current"
+
+
+def stale_generated_data(frame: pd.DataFrame) -> list[str]:
+    """The generated sets (synthetic shapes) whose rows' data fingerprint is not what the registry
+    makes of them today: rows made before a generator or shape change."""
+    from rbrepro.data.load import dataset_availability
+    from rbrepro.data.registry import REGISTRY
+
+    if "data_fingerprint" not in frame:
+        return []
+    stale = []
+    for dataset, group in frame.groupby("dataset"):
+        spec = REGISTRY.get(str(dataset))
+        if spec is None or not spec.source.startswith("synthetic:"):
+            continue
+        now = dataset_availability(str(dataset), fetch=False)[0]
+        if set(group["data_fingerprint"].dropna().astype(str)) - {now}:
+            stale.append(str(dataset))
+    return stale
 
 
 def _protocol(run: str) -> str:
@@ -194,12 +217,12 @@ def _provenance(loaded_runs: dict, drifts: dict[str, list[str]], bins: pd.DataFr
         seeds = frame[frame["method"] != "exact"]["seed"].nunique() if "seed" in frame else 0
         rows.append([f"results/{run}", len(frame), ", ".join(c[:7] for c in commits) or "–", dirty,
                      f"{config.get('protocol', '–')}; draws {', '.join(draws)}; scoring {', '.join(scoring)}",
-                     seeds, _drift_note(drifts[run])])
+                     seeds, _drift_note(drifts[run], stale_generated_data(frame))])
     if bins is not None:
         commits = sorted(set(bins["git_commit"].dropna().astype(str)))
         rows.append([f"{SHAPE_BINS.parent}", len(bins), ", ".join(c[:7] for c in commits) or "–",
-                     int(bins["git_dirty"].fillna(False).astype(bool).sum()), "measured; draws authors", "–",
-                     "bench/shape_binning.py"])
+                     int(true_values(bins["git_dirty"]).sum()), "measured; draws authors", "–",
+                     _drift_note([], stale_shape_bins(bins))])
     return ("## Where the numbers come from\n\nEach published run, the commits its rows were computed at, how "
             "many rows came from a tree with uncommitted changes, its protocol, and whether it was made under "
             "today's `configs/<run>.yaml`:\n\n"
@@ -322,7 +345,7 @@ def scale_lines(loaded_runs: dict, bins: pd.DataFrame | None = None) -> list[str
         lines.append("- The synthetic shapes on the authors' own grids, D against their real training rows' "
                      f"(`{SHAPE_BINS}`): " + "; ".join(
                          f"{f.dataset} ×{f.low:.2f} – ×{f.high:.2f} over {f.points} sigmas"
-                         for f in shape_bins(bins)) + ".")
+                         if f.points else f"{f.dataset}: no informative sigma" for f in shape_bins(bins)) + ".")
     paper = loaded_runs.get("paper-scale")
     if paper is not None:
         frame = paper[0]
@@ -393,18 +416,32 @@ def _paper_scale(loaded_runs: dict, bins: pd.DataFrame | None) -> str:
         match = theirs[(theirs["dataset"] == real) & (theirs["method"] == r.method) & (theirs["R"] == r.R)]
         their_s = float(match["train_s"].iloc[0]) if len(match) else float("nan")
         their_D = float(match["D"].iloc[0]) if len(match) else float("nan")
+        their_sigma = float(match["sigma"].iloc[0]) if len(match) else float("nan")
+        sigma = float(getattr(r, "sigma", float("nan")))
         if r.status != "ok":
-            rows.append([r.dataset, r.method, r.R, r.status, "–", "–", "–", "–", real, their_s, their_D, "–"])
+            rows.append([r.dataset, r.method, r.R, sigma, r.status, "–", "–", "–", "–", real, their_sigma, their_s,
+                         their_D, "–"])
             continue
-        rows.append([r.dataset, r.method, r.R, "ok", r.D, r.train_s, r.predict_s, r.peak_fit_mb, real, their_s,
-                     their_D, f"×{their_s / r.train_s:.1f}" if their_s == their_s and r.train_s > 0 else "–"])
+        rows.append([r.dataset, r.method, r.R, sigma, "ok", r.D, r.train_s, r.predict_s, r.peak_fit_mb, real,
+                     their_sigma, their_s, their_D,
+                     f"×{their_s / r.train_s:.1f}" if their_s == their_s and r.train_s > 0 else "–"])
     text = [head + "Each cell on a synthetic set with the shape of one of the paper's (`configs/paper-scale.yaml`; "
             "its accuracies are not the paper's), beside the authors' train time and D on the real set at the same "
             "method and R (their Fig. 5 data, 16 threads; ours on the threads the row records). Where a method ran "
             "at several sigmas, the cell at the authors' sigma for that R is shown:", "",
-            _table(["dataset", "method", "R", "status", "D", "train s", "predict s", "peak fit MB", "authors' set",
-                    "authors' train s", "authors' D", "their time / ours"], rows)]
+            _table(["dataset", "method", "R", "sigma", "status", "D", "train s", "predict s", "peak fit MB",
+                    "authors' set", "authors' sigma", "authors' train s", "authors' D", "their time / ours"], rows)]
     return "\n".join(text + _not_run(frame, with_status=False) + ["", _shape_bins(bins)])
+
+
+def stale_shape_bins(frame: pd.DataFrame) -> list[str]:
+    """The shapes whose binning rows were measured on other generator settings than today's."""
+    from rbrepro.data.synthetic import SHAPES, shape_digest
+
+    if "shape_digest" not in frame:
+        return sorted(set(frame["dataset"].astype(str)))
+    return sorted({str(r.dataset) for r in frame.itertuples()
+                   if str(r.shape) not in SHAPES or shape_digest(SHAPES[str(r.shape)]) != str(r.shape_digest)})
 
 
 def _shape_bins(frame: pd.DataFrame | None) -> str:
@@ -416,7 +453,10 @@ def _shape_bins(frame: pd.DataFrame | None) -> str:
     rows = [[f.dataset, f.paper_set, f.R, f.points, f.low, f.high, f.typical,
              "yes" if f.realistic else "no"] for f in found]
     detail = [[r.dataset, r.sigma, int(r.D), int(r.authors_D), r.D / r.authors_D]
-              for r in frame[frame["informative"].astype(bool)].sort_values(["dataset", "sigma"]).itertuples()]
+              for r in frame[true_values(frame["informative"])].sort_values(["dataset", "sigma"]).itertuples()]
+    stale = stale_shape_bins(frame)
+    warning = ([f"**Stale:** {', '.join(stale)} were measured on generator settings the registry no longer uses; "
+                "`make shape-binning` measures them again.", ""] if stale else [])
     commits = ", ".join(sorted({str(c)[:7] for c in frame["git_commit"].dropna()})) or "–"
     return "\n".join([
         head + "A shape stands for its set only if its rows fall into bins as the real rows do: D sets RB's time "
@@ -427,7 +467,7 @@ def _shape_bins(frame: pd.DataFrame | None) -> str:
         "shape were fitted to these same counts, so this shows how close the fit came, not an independent check; "
         "the Fig. 5 D beside each run below (other sigmas and R, test rows' bins included, numpy's draws) is the "
         f"check. A shape bins like its set when every ratio lies within ×{SHAPE_BINS_FACTOR:g} either way "
-        "(`fidelity.shape_bins`):", "",
+        "(`fidelity.shape_bins`):", "", *warning,
         _table(["shape", "authors' set", "R", "sigmas", "lowest D ratio", "highest", "geometric mean",
                 "bins like the set"], rows), "",
         "<details><summary>D per sigma</summary>", "",
