@@ -137,7 +137,10 @@ def test_ten_megabyte_lines(tmp_path):
         parse_libsvm(junk, 5)
 
 
-def test_names_and_paths_cannot_escape_the_data_and_results_folders(tmp_path):
+def test_names_and_paths_cannot_escape_the_data_and_results_folders(tmp_path, monkeypatch):
+    # run from a folder whose ../../x is known not to exist: a checkout at <dir>/x/main has one
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "a" / "b")
     result = CliRunner().invoke(app, ["fetch", "../../x"])
     assert result.exit_code == 2 and "unknown dataset" in result.output
     for location in ("/a/b/..", "/a/..", "/a/.", "x/../../..", "../"):
