@@ -32,8 +32,9 @@ def _libsvm(X, y=None) -> str:
 
 def test_save_then_load_gives_the_same_predictions(digits_model):
     model, path, X, _ = digits_model
-    again = models.load(path)
-    assert type(again) is type(model) and again.get_params() == model.get_params()
+    again = models.load(path)  # the whole model: the estimator and what the file says of its rows
+    assert type(again.estimator) is type(model) and again.estimator.get_params() == model.get_params()
+    assert again.scaler is None and again.task == "classification" and again.n_features_in_ == X.shape[1]
     np.testing.assert_array_equal(again.predict(X), model.predict(X))
     np.testing.assert_allclose(again.decision_function(X), model.decision_function(X))
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
 from enum import Enum
 from typing import List
 
 import typer
 from rich.console import Console
 
+from rbrepro.data.registry import TASKS
 from rbrepro.models.registry import FEATURE_METHODS, METHOD_NAMES
 from rbrepro.vocabulary import FIGURES, KERNELS, LOSSES, SCALINGS, SOLVERS, VARIANTS
 
@@ -46,6 +48,7 @@ KERNEL_HELP = ("Distance of the Laplacian kernel exp(-sigma d(x, y)): l1 (what R
 
 
 Scaling = _choices("Scaling", SCALINGS)
+Task = _choices("Task", ("auto", *TASKS))
 
 
 SCALING_HELP = ("Feature scaling, fitted on the training split: default (the registry's: min-max, or as published "
@@ -59,10 +62,25 @@ Variant = _choices("Variant", VARIANTS)
 Figure = _choices("Figure", tuple(FIGURES))
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` with control characters (terminal escape codes from a crafted file's names) written as
+    \\xNN, so nothing read from a file can drive the user's terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def say(message: str) -> None:
+    """One line on stderr, prefixed `rbrepro:`, control characters escaped."""
+    err.print(f"rbrepro: {printable(message)}", highlight=False, markup=False, soft_wrap=True)
+
+
 def _fail(message: str, code: int = 2):
     from rich.markup import escape
 
-    err.print(f"[bold red]rbrepro: error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
+    err.print(f"[bold red]rbrepro: error:[/] {escape(printable(message))}", highlight=False, markup=True,
+              soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -82,6 +100,18 @@ def _validated(check):
 def _check_sigma(value):
     from rbrepro.features.params import check_sigma
     check_sigma(value)
+
+
+def _sigma_or_auto(value: str) -> str:
+    """--sigma: "auto", or a number the estimators accept."""
+    if value == "auto":
+        return value
+    try:
+        number = float(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is neither a number nor auto") from None
+    _validated(_check_sigma)(number)
+    return value
 
 
 def _check_lam(value):

@@ -19,7 +19,7 @@ def sweep(
     dataset: List[str] = typer.Option([], "--dataset", "-d", help="Run only this dataset (repeatable)."),
     sigma: List[str] = typer.Option([], "--sigma", help="Run only these sigma values (repeatable or a,b,c)."),
     R: List[int] = typer.Option([], "--R", "-R", help="Run only these R values (repeatable)."),
-    seed: List[int] = typer.Option([], "--seed", help="Run only these seeds (repeatable)."),
+    seed: List[int] = typer.Option([], "--seed", min=0, help="Run only these seeds (repeatable)."),
     method: List[str] = typer.Option([], "--method", "-m", help="Run only this method (repeatable)."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1,
                                           help="Cells run at once [default: cores / threads per cell; 1 if the "

@@ -25,7 +25,7 @@ from rbrepro.data.fetch import (
 from rbrepro.data.folders import data_dir
 from rbrepro.data.generated import generated_origin, generated_rows
 from rbrepro.data.inputs import redact
-from rbrepro.data.registry import REGISTRY, DataFile, DatasetSpec, get_spec
+from rbrepro.data.registry import REGISTRY, TASKS, DataFile, DatasetSpec, get_spec
 from rbrepro.errors import InvalidParameter, MissingData, RbreproError
 from rbrepro.vocabulary import SCALINGS
 
@@ -54,10 +54,21 @@ def _names_a_file(name: str) -> bool:
     return ("/" in name or "." in name) and os.path.lexists(Path(name).expanduser())
 
 
+#: endings that make a dataset argument a path, not a name ("data/nope.libsvm": no such file)
+_DATA_SUFFIXES = (".libsvm", ".svm", ".csv", ".txt", ".bz2", ".gz", ".xz", ".scale", ".t", ".tr")
+
+
+def _looks_like_path(name: str) -> bool:
+    return "/" in name or name.startswith("~") or name.lower().endswith(_DATA_SUFFIXES)
+
+
 def resolve_spec(name: str | DatasetSpec, root: Path, extra: dict[str, DatasetSpec] | None = None) -> DatasetSpec:
     """A registry name, a user-registered name, a DatasetSpec, or a path to a data file."""
     if isinstance(name, DatasetSpec):
         spec = name
+    elif not (extra and name in extra) and name not in REGISTRY and not _names_a_file(name) \
+            and _looks_like_path(name):
+        raise MissingData(f"{name}: no such file (and no dataset of that name)")
     elif (extra and name in extra) or not _names_a_file(name):
         spec = get_spec(name, extra)
     else:
@@ -147,6 +158,46 @@ def _check_rows(raw: Path, parsed: libsvm.Parsed, file: DataFile) -> None:
                            f"promises {expected}; delete the file and fetch again")
 
 
+#: the largest |label| accepted: squares and sums of squares of labels stay finite in float64
+LABEL_LIMIT = 1e100
+#: a width this large must be backed by the data (or declared with n_features): see _check_content
+SUSPECT_WIDTH = 1_000_000
+
+
+def _check_content(where: str, parsed: libsvm.Parsed, declared_width: int) -> None:
+    """What the parser accepts line by line but no model can use: no feature at all, labels whose
+    squares overflow, or a width (the largest feature index) far beyond what the rows hold."""
+    X, y = parsed.X, np.asarray(parsed.y)
+    if X.shape[1] == 0 and not declared_width:
+        raise ContentError(f"{where}: no line names a feature (a line is `label index:value ...`); every line "
+                           f"has a label only")
+    if not parsed.classes and len(y):
+        bad = np.flatnonzero(~(np.abs(y) <= LABEL_LIMIT))
+        if len(bad):
+            raise ContentError(f"{where}: row {bad[0] + 1} has label {y[bad[0]]:g}, beyond +-{LABEL_LIMIT:g} (its "
+                               f"square would overflow); rescale the labels")
+    nnz = X.nnz if sp.issparse(X) else X.size
+    if not declared_width and X.shape[1] > SUSPECT_WIDTH and X.shape[1] > 100 * max(nnz, 1):
+        row = int(np.searchsorted(X.indptr, np.flatnonzero(X.indices == X.shape[1] - 1)[0], side="right")) \
+            if sp.issparse(X) else 0
+        raise ContentError(f"{where}: feature index {X.shape[1]} (row {row}) makes the data {X.shape[1]:,} "
+                           f"features wide, while its {X.shape[0]} row(s) hold {nnz} value(s); every model keeps "
+                           f"arrays per feature (RB: 24 bytes x R each). If the index is right, declare "
+                           f"n_features in a datasets file")
+
+
+def _with_task(spec: DatasetSpec, task: str) -> DatasetSpec:
+    """The spec with the task the user said; a built-in dataset keeps its own (a different one is refused)."""
+    if task == "auto" or task == spec.task:
+        return spec
+    if task not in TASKS:
+        raise InvalidParameter(f"task {task!r} is not one of {', '.join(TASKS)} or auto")
+    if spec.source != "user":
+        raise InvalidParameter(f"--task {task}: {spec.name} is a built-in {spec.task} dataset; --task is for your "
+                               f"own files")
+    return replace(spec, task=task)
+
+
 def _on_training_names(spec: DatasetSpec, names: tuple[str, ...], part, role: str):
     """A test or validation file's rows with labels as indices into the training file's class
     names (files of names are numbered each by its own names). Names the training file lacks,
@@ -170,16 +221,28 @@ def _task(spec: DatasetSpec, y: np.ndarray, class_names: tuple[str, ...]) -> str
             raise ContentError(f"{spec.name}: its labels are class names ({', '.join(class_names[:3])}, ...), "
                                "but its task is regression")
         return spec.task if spec.task != "auto" else "binary" if len(class_names) == 2 else "multiclass"
-    return spec.task if spec.task != "auto" else _infer_task(y)
+    return spec.task if spec.task != "auto" else _infer_task(y, spec.name)
 
 
-def _infer_task(y: np.ndarray) -> str:
+#: whole-number labels with at most this many distinct values are classes when no task is said
+MAX_GUESSED_CLASSES = 20
+#: ... and with more than this many, a quantity (regression); in between, the user must say which
+MIN_GUESSED_QUANTITIES = 1000
+
+
+def _infer_task(y: np.ndarray, name: str = "the data") -> str:
+    """binary / multiclass / regression from the labels; whole numbers with more distinct values than
+    classes usually have but fewer than a quantity usually has are refused, naming --task."""
     integral = np.all(np.isfinite(y)) and np.all(y == np.round(y))
     n = len(np.unique(y))
     if integral and n == 2:
         return "binary"
-    if integral and n <= 100:
+    if integral and n <= MAX_GUESSED_CLASSES:
         return "multiclass"
+    if integral and n <= MIN_GUESSED_QUANTITIES:
+        raise ContentError(f"{name}: its labels are {n} distinct whole numbers ({np.min(y):g} to {np.max(y):g}): "
+                           f"classes or a quantity? Say --task regression or --task multiclass (task: in a "
+                           f"datasets file)")
     return "regression"
 
 
@@ -224,7 +287,13 @@ class MinMaxScaler:
             hi = X.max(axis=0).toarray().ravel()
         else:
             lo, hi = X.min(axis=0), X.max(axis=0)
-        span = hi - lo
+        span = np.asarray(hi, np.float64) - np.asarray(lo, np.float64)
+        wide = np.flatnonzero(span > np.finfo(np.float32).max)
+        if len(wide):
+            j = wide[0]
+            raise ContentError(f"feature {j + 1} spans {float(lo[j]):g} to {float(hi[j]):g}, beyond what min-max "
+                               f"scaling can represent in float32 (3.4e38); rescale that column or use --scaling "
+                               f"published")
         inv = np.where(span > 0, 1.0 / np.where(span > 0, span, 1.0), 1.0)
         return cls(lo.astype(np.float32), inv.astype(np.float32))
 
@@ -242,6 +311,23 @@ class MinMaxScaler:
             else:
                 return (X @ sp.diags(self.inv)).tocsr().astype(np.float32)
         return ((X - self.lo) * self.inv).astype(np.float32)
+
+
+def _scale(spec: DatasetSpec, how: str, parts: tuple):
+    """(scaler or None, the parts scaled, the scaling's description) for `how` (docs/design.md §3)."""
+    X_train = parts[0]
+    if how not in ("minmax", "maxabs", "maxabs-all"):
+        return None, parts, "as published"
+    try:
+        if how == "maxabs-all":
+            stack = sp.vstack if sp.issparse(X_train) else np.vstack
+            scaler = MinMaxScaler.fit_maxabs(stack([X for X in parts if X is not None]))
+        else:
+            scaler = MinMaxScaler.fit(X_train) if how == "minmax" else MinMaxScaler.fit_maxabs(X_train)
+    except ContentError as exc:
+        raise ContentError(f"{spec.train.url if spec.train and spec.train.url else spec.name}: {exc}") from None
+    described = {"minmax": "minmax[0,1] on train", "maxabs": "maxabs on train", "maxabs-all": "maxabs on all rows"}
+    return scaler, tuple(scaler.transform(X) for X in parts), described[how]
 
 
 def minmax_scale(X_train, others):
@@ -262,7 +348,7 @@ def split_sizes(n: int, spec: DatasetSpec) -> int:
 
 def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bool = True, progress: bool = True,
                  datasets_file=None, scaling: str = "default", test_file: str | Path | None = None,
-                 label_column: int | None = None) -> Dataset:
+                 label_column: int | None = None, task: str = "auto") -> Dataset:
     """Load a dataset ready for training (split and scaled per docs/design.md §3).
 
     `name` is a registry name, a name from a datasets YAML file (`datasets_file` or
@@ -275,7 +361,8 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
     file has it). `test_file`: score on this file instead of a split of `name`, which must then be
     a file too (a registered dataset has its own test split). `label_column`: a CSV file's label
     column (0 the first, the default; -1 the last) for a file named here (a datasets file says it
-    with `label_column:`).
+    with `label_column:`). `task`: regression, binary or multiclass for the user's own data
+    ("auto": the registry's or a datasets file's, else inferred from the labels).
     """
     if scaling not in SCALINGS:
         raise InvalidParameter(f"scaling {scaling!r} is not available; choose from {', '.join(SCALINGS)}")
@@ -291,7 +378,7 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
             raise InvalidParameter(f"{what} applies to CSV files; {name.train.url} is LIBSVM, whose label is each "
                                    f"line's first token")
     root = data_dir(data_path)
-    spec = resolve_spec(name, root, user_datasets(datasets_file))
+    spec = _with_task(resolve_spec(name, root, user_datasets(datasets_file)), task)
     if spec.generated:
         train, test, val = generated_rows(spec, root), None, None
     else:
@@ -315,6 +402,7 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
                 # a user's file is parsed from its copy under raw/user/: name the file the user gave
                 raise libsvm.ParseError(str(exc).replace(str(raw), redact(f.url))) from None
             _check_rows(raw, parsed[role], f)
+            _check_content(redact(f.url) if f.url else str(raw), parsed[role], spec.n_features)
         train, test, val = parsed["train"], parsed.get("test"), parsed.get("val")
 
     class_names = train.classes
@@ -346,19 +434,8 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
         split = "provided test file"
 
     X_train, X_test, X_val = (_pad(p.X, width) if p is not None else None for p in (train, test, val))
-    scaler = None
     how = spec.scaling if scaling == "default" else scaling
-    if how in ("minmax", "maxabs", "maxabs-all"):
-        if how == "maxabs-all":
-            stack = sp.vstack if sp.issparse(X_train) else np.vstack
-            scaler = MinMaxScaler.fit_maxabs(stack([X for X in (X_train, X_test, X_val) if X is not None]))
-        else:
-            scaler = MinMaxScaler.fit(X_train) if how == "minmax" else MinMaxScaler.fit_maxabs(X_train)
-        X_train, X_test, X_val = (scaler.transform(X) for X in (X_train, X_test, X_val))
-        scaling = {"minmax": "minmax[0,1] on train", "maxabs": "maxabs on train",
-                   "maxabs-all": "maxabs on all rows"}[how]
-    else:
-        scaling = "as published"
+    scaler, (X_train, X_test, X_val), scaling = _scale(spec, how, (X_train, X_test, X_val))
     return Dataset(name=spec.name, task=task, X_train=X_train, y_train=train.y, X_test=X_test,
                    y_test=test.y, X_val=X_val, y_val=val.y if val else None, scaling=scaling, split=split,
                    info={"n_train": X_train.shape[0], "n_test": X_test.shape[0], "n_features": width,

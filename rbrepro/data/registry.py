@@ -144,6 +144,10 @@ def get_spec(name: str, extra: dict[str, DatasetSpec] | None = None) -> DatasetS
     try:
         return REGISTRY[name]
     except KeyError:
-        known = ", ".join(sorted({*REGISTRY, *(extra or {})}))
-        raise UnknownName(f"unknown dataset {name!r}; known datasets: {known} (or give a path to a LIBSVM/CSV "
-                       "file, or register your own with a datasets YAML file)") from None
+        import difflib
+
+        names = sorted({*REGISTRY, *(extra or {})})
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise UnknownName(f"unknown dataset {name!r}{hint}; known datasets: {', '.join(names)} (or give a path to a "
+                          "LIBSVM/CSV file, or register your own with a datasets YAML file)") from None

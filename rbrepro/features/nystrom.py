@@ -16,8 +16,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rbrepro.features.laplacian import as_dense, check_kernel, laplacian_kernel
 from rbrepro.features.params import check_count, check_sigma, seed_of
+from rbrepro.memory import check_memory
 
 EIGEN_CUTOFF = 1e-12
+
+
+def fit_memory(n: int, d: int, R: int) -> float:
+    """Bytes of Nystrom's big arrays: n x R kernel values and features, R x R eigen-work, R x d landmarks."""
+    return 8.0 * n * R * 2 + 8.0 * R * R * 3 + 8.0 * R * d
 
 
 class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -44,11 +50,13 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
     n_features_in_ : int
     """
 
-    def __init__(self, *, n_components: int = 256, sigma: float = 1.0, kernel: str = "l1", random_state=None):
+    def __init__(self, *, n_components: int = 256, sigma: float = 1.0, kernel: str = "l1", random_state=None,
+                 memory_limit_gb=None):
         self.n_components = n_components
         self.sigma = sigma
         self.kernel = kernel
         self.random_state = random_state
+        self.memory_limit_gb = memory_limit_gb
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -66,6 +74,8 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
             warnings.warn(f"n_components = {R} landmarks requested, but there are only {n} training rows: "
                           f"using {n}", UserWarning, stacklevel=2)
             R = n
+        check_memory(f"nystrom landmarks of d = {X.shape[1]} at R = {R}", fit_memory(R, X.shape[1], R),
+                     self.memory_limit_gb)
         rng = np.random.default_rng(seed_of(self.random_state))
         self.n_components_ = R
         self.landmark_indices_ = np.sort(rng.choice(n, R, replace=False))
@@ -81,5 +91,8 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
     def transform(self, X) -> np.ndarray:
         check_is_fitted(self, "normalization_")
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        m = self.landmarks_.shape[0]
+        check_memory(f"nystrom features of {X.shape[0]} rows at R = {m}", fit_memory(X.shape[0], X.shape[1], m),
+                     self.memory_limit_gb)
         K_nm = laplacian_kernel(X, self.landmarks_, self.sigma, kernel=self.kernel)
         return K_nm @ self.normalization_

@@ -23,9 +23,14 @@ def check_nonnegative(name: str, value) -> None:
         raise InvalidParameter(f"{name} must be a finite number >= 0, got {value!r}")
 
 
-def seed_of(random_state):
+def seed_of(random_state, name: str = "random_state"):
     """What numpy.random.default_rng takes: the seed as given, or one drawn from a legacy RandomState
-    instance (scikit-learn passes those)."""
+    instance (scikit-learn passes those). A negative or non-integer seed is refused by name (numpy's
+    own error names nothing)."""
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(2**31))
-    return random_state
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return random_state
+    if not isinstance(random_state, numbers.Integral) or isinstance(random_state, bool) or random_state < 0:
+        raise InvalidParameter(f"{name} must be None, an integer >= 0 or a RandomState, got {random_state!r}")
+    return int(random_state)

@@ -21,7 +21,7 @@ from rbrepro.features.authors_rng import authors_grids
 from rbrepro.features.binned_matrix import BinnedMatrix
 from rbrepro.features.params import check_count, check_sigma, seed_of
 from rbrepro.features.reference import mix64
-from rbrepro.memory import MemoryLimitError
+from rbrepro.memory import MemoryLimitError, check_memory
 
 #: where the grids come from: numpy's generator (seeded) or the authors' C++ draws replayed
 DRAWS = ("numpy", "authors")
@@ -31,6 +31,15 @@ MAX_BIN_INDEX = float(2 ** 52)
 ID_LIMIT = int(np.iinfo(np.int32).max)
 #: bytes of key scratch space per batch of grids (keys are computed a batch at a time)
 KEY_BATCH_BYTES = 256 * 2**20
+#: bytes each bin costs at the end of a fit: its key kept (8) and lookup-table slots (a power of two
+#: >= 2 slots per bin, 12 bytes each: at most 48)
+BYTES_PER_BIN = 8 + 48
+
+
+def fit_memory(n: int, d: int, R: int) -> float:
+    """Bytes of the big arrays of binning n rows of d features on R grids, before any bin is known:
+    int32 ids (R x n), key batches, per-row scratch and the four R x d grid arrays."""
+    return 4.0 * n * R + min(8.0 * n * R, KEY_BATCH_BYTES) * 3 + 24.0 * 2 * n + 32.0 * R * d
 
 
 def _feature_multipliers(n_features: int) -> np.ndarray:
@@ -82,11 +91,13 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     nnz_ : int, stored entries of the training Z (N R).
     """
 
-    def __init__(self, *, n_grids: int = 256, sigma: float = 1.0, random_state=None, draws: str = "numpy"):
+    def __init__(self, *, n_grids: int = 256, sigma: float = 1.0, random_state=None, draws: str = "numpy",
+                 memory_limit_gb=None):
         self.n_grids = n_grids
         self.sigma = sigma
         self.random_state = random_state
         self.draws = draws
+        self.memory_limit_gb = memory_limit_gb
 
     # -- validation -------------------------------------------------------------
     def _validate_params(self):
@@ -161,12 +172,21 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                               f"bins each, from the first {k}), past the int32 column-id range ({limit:,}); "
                               "lower R or sigma")
 
+    def _refuse_if_tables_outgrow(self, n: int, d: int, R: int, done: int, bins: int) -> None:
+        """The bins are known only as grids are binned: after each batch, extrapolate D from the grids
+        so far (i.i.d., so D ~ R mean D_r) and refuse before the key lists and lookup tables outgrow
+        the memory limit (a small sigma on many rows gives up to N bins per grid)."""
+        estimate = bins * R / done
+        check_memory(f"rb lookup tables for D ~ {estimate:,.0f} bins ({bins:,} in the first {done} of {R} grids; "
+                     f"lower sigma or R)", fit_memory(n, d, R) + BYTES_PER_BIN * estimate, self.memory_limit_gb)
+
     def fit_transform_binned(self, X) -> BinnedMatrix:
         """Draw the grids, bin the training rows, and return their compact Z."""
         self._validate_params()
         X = self._check_X(X, reset=True)
         n, d = X.shape
         R = int(self.n_grids)
+        check_memory(f"rb features of {n} rows at R = {R}", fit_memory(n, d, R), self.memory_limit_gb)
         self.deltas_, self.offsets_ = self._draw_grids(R, d)
         self._inv_deltas = 1.0 / self.deltas_
         self._multipliers = _feature_multipliers(d)
@@ -190,6 +210,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             if col_offsets[hi] > ID_LIMIT:  # the real D, not N R, must fit int32 ids
                 raise MemoryLimitError(f"D = {col_offsets[hi]:,} columns after {hi} of {R} grids exceeds the int32 "
                                   f"column-id range ({ID_LIMIT:,}); lower R or sigma")
+            self._refuse_if_tables_outgrow(n, d, R, hi, int(col_offsets[hi]))
             kernels.add_grid_offsets(ids[lo:hi], lo, col_offsets)
             uniq_parts.extend(keys[k, : n_bins[lo + k]].copy() for k in range(hi - lo))
             del keys
@@ -230,7 +251,8 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     def warm_up(self, X) -> None:
         """Compile (or load from the on-disk cache) every kernel for X's types on 2 rows."""
-        probe = type(self)(n_grids=2, sigma=self.sigma, random_state=0, draws=self.draws)
+        probe = type(self)(n_grids=2, sigma=self.sigma, random_state=0, draws=self.draws,
+                           memory_limit_gb=self.memory_limit_gb)
         Z = probe.fit_transform_binned(X[:2])
         probe.transform_binned(X[:2])
         for n_rhs in (1, 2):  # one right-hand side and several use different kernels

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rbrepro.features.laplacian import check_kernel
 from rbrepro.features.params import check_count, check_sigma, seed_of
+from rbrepro.memory import check_memory
 
 BLOCK_ROWS = 16384
 
@@ -27,6 +28,11 @@ def draw_frequencies(rng, d: int, R: int, sigma: float, kernel: str) -> np.ndarr
     g = rng.standard_normal((d, R))
     s = np.abs(rng.standard_normal(R))
     return sigma * g / np.maximum(s, np.finfo(float).tiny)
+
+
+def fit_memory(n: int, d: int, R: int) -> float:
+    """Bytes of RF's big arrays: the n x R features (and a block of products) and the d x R frequencies."""
+    return 4.0 * n * R * 2 + 4.0 * d * R
 
 
 class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -50,11 +56,13 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     n_features_in_ : int
     """
 
-    def __init__(self, *, n_components: int = 256, sigma: float = 1.0, kernel: str = "l1", random_state=None):
+    def __init__(self, *, n_components: int = 256, sigma: float = 1.0, kernel: str = "l1", random_state=None,
+                 memory_limit_gb=None):
         self.n_components = n_components
         self.sigma = sigma
         self.kernel = kernel
         self.random_state = random_state
+        self.memory_limit_gb = memory_limit_gb
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -67,6 +75,8 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         check_sigma(self.sigma)
         check_kernel(self.kernel)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float32, np.float64])
+        check_memory(f"rf frequencies for d = {X.shape[1]} at R = {self.n_components}",
+                     12.0 * X.shape[1] * self.n_components, self.memory_limit_gb)
         rng = np.random.default_rng(seed_of(self.random_state))
         self.omegas_ = draw_frequencies(rng, X.shape[1], self.n_components, self.sigma, self.kernel).astype(np.float32)
         self.phases_ = rng.uniform(0, 2 * np.pi, self.n_components).astype(np.float32)
@@ -77,6 +87,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         check_is_fitted(self, "omegas_")
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float32, np.float64], reset=False)
         n, R = X.shape[0], self.n_components
+        check_memory(f"rf features of {n} rows at R = {R}", fit_memory(n, X.shape[1], R), self.memory_limit_gb)
         Z = np.empty((n, R), dtype=np.float32)
         scale = np.float32(np.sqrt(2.0 / R))
         for lo in range(0, n, BLOCK_ROWS):

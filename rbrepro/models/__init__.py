@@ -42,8 +42,10 @@ def __dir__():
 
 
 def load(path):
-    """The model saved at `path` by `model.save(path)` or `rbrepro train --save-model` (no pickle:
-    arrays and a checksummed header; a damaged or crafted file is refused, naming it)."""
-    from rbrepro.models.persist import load_model
+    """The model saved at `path` by `model.save(path)` or `rbrepro train --save-model`, whole: a
+    `SavedModel` that predicts on raw rows as `rbrepro predict` does (the training rows' scaling,
+    classes, task and label column; `.estimator` is the fitted estimator). No pickle: arrays and a
+    checksummed header; a damaged or crafted file is refused, naming it."""
+    from rbrepro.models.apply import load as load_saved
 
-    return load_model(path)[0]
+    return load_saved(path)

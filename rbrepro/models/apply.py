@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from rbrepro import metrics
 from rbrepro.data.files import open_text
@@ -34,6 +35,10 @@ class Predictions:
     metric: str
     value: float | None        # None: no labels, or labels the model does not know
     why_no_metric: str = ""
+    notes: list = None         # one line each: padding, a task the labels do not fit
+
+    def __post_init__(self):
+        self.notes = list(self.notes or [])
 
 
 class _Unlabelled:
@@ -69,8 +74,34 @@ def _first_token(path: Path) -> bytes:
     return b""
 
 
-def read_rows(path: str | Path, n_features: int, label_column: int | None = 0) -> tuple[np.ndarray, np.ndarray | None]:
-    """(X, labels or None) of a LIBSVM or CSV file (by suffix, under any compression suffix)."""
+#: a LIBSVM file narrower than the model whose rows fill at least this share of its own width is a
+#: dense file of another width (refused), not a sparse file that omits trailing zero features
+DENSE_SHARE = 0.9
+
+
+def _narrower(path: Path, X, n_features: int, pad: bool) -> str:
+    """A LIBSVM file's rows (parsed at the model's width; a wider index is the parser's error, naming
+    its line) that name fewer features than the model takes: fine when asked (`pad`) or when the file
+    is sparse and plausibly omits trailing zero features (said in the returned note); a dense file
+    of another width is refused naming both widths."""
+    if sp.issparse(X):
+        width, nnz = (int(X.indices.max()) + 1 if X.nnz else 0), X.nnz
+    else:
+        used = np.flatnonzero(np.any(X != 0, axis=0))
+        width, nnz = (int(used[-1]) + 1 if len(used) else 0), int(np.count_nonzero(X))
+    if width == n_features:
+        return ""
+    filled = nnz / max(X.shape[0] * max(width, 1), 1)
+    if not pad and filled >= DENSE_SHARE:
+        raise ModelFileError(f"{path}: rows of {width} features; the model takes {n_features} (is this the model's "
+                             f"data? --pad takes the missing features as zeros)")
+    return f"{path}: rows name features up to {width} of the model's {n_features}; the rest are taken as zeros"
+
+
+def read_rows(path: str | Path, n_features: int, label_column: int | None = 0,
+              pad: bool = False) -> tuple[np.ndarray, np.ndarray | None, str]:
+    """(X, labels or None, a note on padding or "") of a LIBSVM or CSV file (by suffix, under any
+    compression suffix), checked against the model's width `n_features`."""
     path = Path(path)
     suffixes = [s.lower() for s in path.suffixes if s.lower() not in (".bz2", ".xz", ".gz")]
     if suffixes and suffixes[-1] == ".csv":
@@ -79,43 +110,119 @@ def read_rows(path: str | Path, n_features: int, label_column: int | None = 0) -
         lines, _ = _data_lines(path)
         width = lines[-1].count(",") + 1 if lines else 0
         unlabelled = width == n_features
+        if width not in (n_features, n_features + 1) and not (pad and width < n_features + 1):
+            raise ModelFileError(f"{path}: {width} columns; the model takes {n_features} features ({n_features} "
+                                 f"columns without a label, {n_features + 1} with one; --pad takes missing "
+                                 f"features as zeros)")
         parsed = parse_csv(path, n_features, label_column=None if unlabelled else label_column)
         if unlabelled:
-            return parsed.X, None
-        return parsed.X, np.asarray(parsed.classes)[parsed.y.astype(np.int64)] if parsed.classes else parsed.y
-    if b":" in _first_token(path):  # an index:value pair first: no labels
-        from rbrepro.data import libsvm
+            return parsed.X, None, ""
+        labels = np.asarray(parsed.classes)[parsed.y.astype(np.int64)] if parsed.classes else parsed.y
+        note = f"{path}: {width - 1} feature columns padded to the model's {n_features}" if width - 1 < n_features else ""
+        return parsed.X, labels, note
+    from rbrepro.data import libsvm
 
+    if b":" in _first_token(path):  # an index:value pair first: no labels
         with open_text(path) as raw:
             X, y = libsvm._parse_stream(_Unlabelled(raw), n_features, str(path), libsvm.BLOCK_BYTES)
-        return X, None
+        return X, None, _narrower(path, X, n_features, pad)
     parsed = parse_libsvm(path, n_features)
-    return parsed.X, parsed.y
+    return parsed.X, parsed.y, _narrower(path, parsed.X, n_features, pad)
 
 
-def apply_model(model_path: str | Path, data_path: str | Path, label_column: int | None = 0) -> Predictions:
+class SavedModel:
+    """A saved model as `rbrepro predict` applies it: the estimator, the scaling its training rows
+    had, and what its header says (task, classes, width, the training file's label column). It
+    predicts on raw rows, so Python and the command line give the same numbers."""
+
+    def __init__(self, estimator, header: dict, scaler=None, path: str | Path | None = None):
+        self.estimator = estimator
+        self.header = header
+        self.scaler = scaler
+        self.path = Path(path) if path is not None else None
+
+    @property
+    def task(self) -> str:
+        """"classification" or "regression"."""
+        return self.header["task"]
+
+    @property
+    def n_features_in_(self) -> int:
+        return int(self.header["n_features"])
+
+    @property
+    def classes_(self):
+        return getattr(self.estimator, "classes_", None)
+
+    @property
+    def label_column(self) -> int:
+        """The label column of the CSV file it was trained on (0 when it was not a CSV)."""
+        return int(self.header.get("label_column") or 0)
+
+    def _rows(self, X):
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ModelFileError(f"{self.path or 'the model'}: rows of {X.shape[-1]} features; the model takes "
+                                 f"{self.n_features_in_}")
+        return self.scaler.transform(X) if self.scaler is not None else X
+
+    def predict(self, X):
+        """Predictions for raw rows (scaled here as the training rows were)."""
+        return self.estimator.predict(self._rows(X))
+
+    def decision_function(self, X):
+        """Decision values (classifiers) or predictions (regressors) for raw rows."""
+        X = self._rows(X)
+        return self.estimator.decision_function(X) if self.classes_ is not None else self.estimator.predict(X)
+
+    def score(self, X, y) -> float:
+        """The task's metric (docs/design.md §2): accuracy in %, or the relative error."""
+        return metrics.score(self.task, np.asarray(y), self.predict(X))
+
+    def predict_file(self, data_path: str | Path, label_column: int | None = None, pad: bool = False) -> Predictions:
+        """Predict every row of a LIBSVM or CSV file (`label_column`: the training file's by default);
+        score against the file's labels where it has them and they are the model's."""
+        column = self.label_column if label_column is None else label_column
+        X, y, note = read_rows(data_path, self.n_features_in_, column, pad)
+        classes = self.classes_
+        try:
+            scores, predicted = self.decision_function(X), self.predict(X)
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
+            raise ModelFileError(f"{self.path}: the model cannot be applied to {data_path} "
+                                 f"({type(exc).__name__}: {exc})") from None
+        notes = [note] if note else []
+        value, why = None, ""
+        if y is None:
+            why = "the file has no labels"
+        elif classes is not None and len(foreign := np.setdiff1d(np.unique(y), classes)):
+            why = (f"labels {foreign[:5].tolist()} are not classes of the model (trained on {self.header['dataset']}, "
+                   f"classes {classes[:10].tolist()})")
+        else:
+            value = metrics.score(self.task, y, predicted)
+            if classes is None and _looks_like_classes(y):
+                notes.append(f"{data_path}: its labels look like classes ({len(np.unique(y))} distinct whole "
+                             f"numbers), but the model is a regression: the relative error treats them as numbers")
+        return Predictions(predicted, np.asarray(scores), classes, y is not None, metrics.metric_name(self.task), value,
+                           why, notes)
+
+
+def _looks_like_classes(y: np.ndarray) -> bool:
+    """Labels a regression should not meet unremarked: a few distinct whole numbers."""
+    y = np.asarray(y, dtype=np.float64)
+    return bool(np.all(y == np.round(y))) and len(np.unique(y)) <= 10
+
+
+def load(model_path: str | Path) -> SavedModel:
+    """The model saved at `model_path`, whole (estimator, scaling, header); a damaged or crafted file
+    is refused, naming it."""
+    estimator, header, scaler = load_model(model_path)
+    return SavedModel(estimator, header, scaler, model_path)
+
+
+def apply_model(model_path: str | Path, data_path: str | Path, label_column: int | None = None,
+                pad: bool = False) -> Predictions:
     """Predict every row of `data_path` with the model saved at `model_path` (scaled as its training
     data was); score against the file's labels where it has them and they are the model's."""
-    fitted, header, scaler = load_model(model_path)
-    X, y = read_rows(data_path, header["n_features"], label_column)
-    X = scaler.transform(X) if scaler is not None else X
-    task = header["task"]
-    classes = getattr(fitted, "classes_", None)
-    try:
-        scores = fitted.decision_function(X) if classes is not None else fitted.predict(X)
-        predicted = fitted.predict(X)
-    except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
-        raise ModelFileError(f"{model_path}: the model cannot be applied to {data_path} "
-                             f"({type(exc).__name__}: {exc})") from None
-    value, why = None, ""
-    if y is None:
-        why = "the file has no labels"
-    elif classes is not None and len(foreign := np.setdiff1d(np.unique(y), classes)):
-        why = (f"labels {foreign[:5].tolist()} are not classes of the model (trained on {header['dataset']}, classes "
-               f"{classes[:10].tolist()})")
-    else:
-        value = metrics.score(task, y, predicted)
-    return Predictions(predicted, np.asarray(scores), classes, y is not None, metrics.metric_name(task), value, why)
+    return load(model_path).predict_file(data_path, label_column, pad)
 
 
 def prediction_lines(result: Predictions, task: str, with_scores: bool) -> str:
@@ -128,4 +235,4 @@ def prediction_lines(result: Predictions, task: str, with_scores: bool) -> str:
                    for v, row in zip(result.predicted, scores))
 
 
-__all__ = ["ParseError", "Predictions", "apply_model", "prediction_lines", "read_rows"]
+__all__ = ["ParseError", "Predictions", "SavedModel", "apply_model", "load", "prediction_lines", "read_rows"]

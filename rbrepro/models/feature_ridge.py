@@ -19,6 +19,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from rbrepro.errors import InvalidParameter
+from rbrepro.features import nystrom, random_binning, random_fourier
 from rbrepro.features.nystrom import NystromFeatures
 from rbrepro.features.params import check_nonnegative
 from rbrepro.features.random_binning import RandomBinningFeatures
@@ -31,6 +32,8 @@ from rbrepro.solvers.direct import ridge_direct
 from rbrepro.solvers.operator import DenseOperator, as_operator
 
 FEATURES = {"rb": RandomBinningFeatures, "rf": RandomFourierFeatures, "nystrom": NystromFeatures}
+#: each feature map's own memory model (bytes of featurizing n rows of d features at R)
+_FIT_MEMORY = {"rb": random_binning.fit_memory, "rf": random_fourier.fit_memory, "nystrom": nystrom.fit_memory}
 SOLVERS = RIDGE_SOLVERS
 
 
@@ -38,12 +41,11 @@ PREDICT_BLOCK_ENTRIES = 1 << 26  # feature entries per prediction block: 256 MB 
 
 
 def featurize_memory(method: str, n: int, d: int, R: int) -> float:
-    """Bytes of the big arrays of featurizing n rows (checked before allocating)."""
-    if method == "rb":  # ids, key batches, per-grid parameters (R x d, four arrays)
-        return 4.0 * n * R + min(8.0 * n * R, 256 * 2**20) * 3 + 24.0 * 2 * n + 32.0 * R * d
-    if method == "rf":
-        return 4.0 * n * R * 2 + 4.0 * d * R
-    return 8.0 * n * R * 2 + 8.0 * R * R * 3 + 8.0 * R * d
+    """Bytes of the big arrays of featurizing n rows (checked before allocating): each feature
+    map's own `fit_memory`; an unknown method is refused, never modelled as another."""
+    if method not in FEATURES:
+        raise InvalidParameter(f"no feature map named {method!r}; choose from {', '.join(FEATURES)}")
+    return _FIT_MEMORY[method](n, d, R)
 
 
 def solve_memory(method: str, solver: str, D: int, C: int) -> float:
@@ -90,7 +92,7 @@ class _FeatureRidge(BaseEstimator):
 
     def _feature_map(self):
         return FEATURES[self._method](n_components=self.n_components, sigma=self.sigma, kernel=self.kernel,
-                                      random_state=self.random_state)
+                                      random_state=self.random_state, memory_limit_gb=self.memory_limit_gb)
 
     # -- shared -------------------------------------------------------------------
     @property
@@ -279,7 +281,7 @@ class _RandomBinningRidge(_FeatureRidge):
 
     def _feature_map(self):
         return RandomBinningFeatures(n_grids=self.n_grids, sigma=self.sigma, random_state=self.random_state,
-                                     draws=self.draws)
+                                     draws=self.draws, memory_limit_gb=self.memory_limit_gb)
 
 
 class _RandomFourierRidge(_FeatureRidge):

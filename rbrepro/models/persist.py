@@ -90,8 +90,9 @@ def _scalar(value):
 
 
 def save_model(model, path: str | Path, dataset: str, n_features: int, task: str, scaler: MinMaxScaler | None,
-               fingerprint: str, scaling: str) -> Path:
-    """Write `model` to `path` (.npz) atomically."""
+               fingerprint: str, scaling: str, label_column: int = 0) -> Path:
+    """Write `model` to `path` (.npz) atomically; `label_column` is the training CSV's label column
+    (`rbrepro predict` reads files of new rows the same way unless told otherwise)."""
     cls = type(model)
     if cls not in _MODEL_STATE:
         raise ModelFileError(f"cannot save a {cls.__name__}")
@@ -119,7 +120,7 @@ def save_model(model, path: str | Path, dataset: str, n_features: int, task: str
         arrays["scaler.lo"], arrays["scaler.inv"] = scaler.lo, scaler.inv
     header = {"format": FORMAT, "version": VERSION, "class": cls.__name__, "feature_class": feature_class,
               "params": model.get_params(), "scalars": scalars, "dataset": dataset, "n_features": int(n_features),
-              "task": task, "scaling": scaling, "data_fingerprint": fingerprint,
+              "task": task, "scaling": scaling, "data_fingerprint": fingerprint, "label_column": int(label_column),
               "checksums": {name: _checksum(np.asarray(a)) for name, a in arrays.items()}}
     header["header_sha256"] = _header_checksum(header)
     arrays["__header__"] = np.array(json.dumps(header))

@@ -13,17 +13,46 @@ from rbrepro.models.cell import CellParams, run_cell
 
 #: rcd's L1 weight when none is given (the ridge lambda comes from the dataset's registry entry)
 DEFAULT_L1 = 1e-4
+#: the sigmas `--sigma auto` tries on a validation split of the training rows: log-spaced, three a
+#: decade, 0.01 ... 100 (the published grids' span, docs/design.md §2a)
+AUTO_SIGMAS = tuple(float(f"{10 ** (k / 3):.3g}") for k in range(-6, 7))
+
+
+def choose_sigma(params: CellParams, data, sigmas=AUTO_SIGMAS, on_point=None) -> tuple[float, list, str]:
+    """(the best sigma, [(sigma, validation metric)], "low"/"high" when it is a grid end) of `params`
+    on a validation split of the training rows (the site's validation file where there is one, else
+    a seeded 20 %): test rows are never looked at. Best: highest accuracy or lowest relative error,
+    the smaller sigma on a tie."""
+    curve = []
+    for sigma in sigmas:
+        row = run_cell(replace(params, sigma=sigma, evaluate_on="validation"), data)
+        curve.append((sigma, float(row["test_metric"])))
+        if on_point:
+            on_point(sigma, row["test_metric"], row["metric"])
+    sign = 1.0 if data.task != "regression" else -1.0
+    finite = [(s, m) for s, m in curve if np.isfinite(m)]
+    if not finite:
+        from rbrepro.errors import InvalidParameter
+
+        raise InvalidParameter(f"{data.name}: no sigma of {sigmas[0]:g} ... {sigmas[-1]:g} gave a finite validation "
+                               f"metric; give --sigma")
+    best = max(finite, key=lambda point: (sign * point[1], -point[0]))[0]
+    edge = "low" if best == sigmas[0] else "high" if best == sigmas[-1] else ""
+    return best, curve, edge
 
 
 def train(params: CellParams, *, lam: float | None = None, l1: float | None = None, data_dir=None, mirror=None,
           datasets_file=None, test_file=None, label_column: int | None = None, save_model: Path | None = None,
-          progress: bool = True) -> dict:
+          progress: bool = True, task: str = "auto", auto_sigma: bool = False, on_point=None) -> dict:
     """Fit the model `params` describe on `params.dataset` (a name or a file) and return its row.
 
     `lam` is the ridge lambda (default: the dataset's); `l1` the rcd solver's L1 weight (default
     DEFAULT_L1); the two never stand for each other. `test_file` and `label_column` are for a
     data file named directly (data.load.load_dataset). With `save_model`, the fitted model is
-    written there (no pickle) and the row says where (`model_path`)."""
+    written there (no pickle) and the row says where (`model_path`). `task`: the user's own data's
+    task (data.load.load_dataset). `auto_sigma`: choose sigma first on a validation split of the
+    training rows (choose_sigma; `on_point(sigma, metric, name)` hears each point); the row then
+    says so (`sigma_selection`, `sigma_curve`, `sigma_edge`)."""
     from rbrepro.data.load import load_dataset
 
     params.validate()
@@ -33,11 +62,18 @@ def train(params: CellParams, *, lam: float | None = None, l1: float | None = No
 
         raise InvalidParameter("--l1 is the weight of the rcd solver's L1 term; add --solver rcd (ridge uses --lam)")
     data = load_dataset(params.dataset, data_dir, mirror, progress=progress, datasets_file=datasets_file,
-                        scaling=params.scaling, test_file=test_file, label_column=label_column)
+                        scaling=params.scaling, test_file=test_file, label_column=label_column, task=task)
     weight = (DEFAULT_L1 if l1 is None else l1) if rcd else (data.info["spec"].lam if lam is None else lam)
     params = replace(params, dataset=data.name, lam=weight)
+    chosen = None
+    if auto_sigma:
+        sigma, curve, edge = choose_sigma(params, data, on_point=on_point)
+        params, chosen = replace(params, sigma=sigma), {
+            "sigma_selection": f"validation ({len(curve)} sigmas)", "sigma_edge": edge,
+            "sigma_curve": ";".join(f"{s:g}:{m:.6g}" for s, m in curve)}
     models: list = []
     row = run_cell(params, data, model_out=models)
+    row.update(chosen or {})
     names = data.info.get("class_names")
     if names and getattr(models[0], "classes_", None) is not None:  # trained on indices: the model says names
         models[0].classes_ = np.asarray(names)[models[0].classes_.astype(np.int64)]
@@ -47,6 +83,6 @@ def train(params: CellParams, *, lam: float | None = None, l1: float | None = No
         from rbrepro.models.persist import save_model as save
 
         path = save(models[0], save_model, data.name, data.n_features, data.task, data.info.get("scaler"),
-                    data_fingerprint(data.X_train, data.y_train), data.scaling)
+                    data_fingerprint(data.X_train, data.y_train), data.scaling, label_column or 0)
         row["model_path"] = str(path)
     return row
