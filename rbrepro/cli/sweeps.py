@@ -68,7 +68,6 @@ def sweep(
     from rbrepro.memory import memory_limit_bytes
     from rbrepro.sweep.backends import DaskBackend, LocalBackend, default_workers
     from rbrepro.sweep.config import load_config
-    from rbrepro.sweep.plan import plan_sweep
     from rbrepro.sweep.runner import run_sweep, select
 
     cfg = _guard(lambda: load_config(config))
@@ -91,26 +90,7 @@ def sweep(
         if not source.is_dir():
             _fail(f"--reuse-from {source}: no such results folder")
     if dry_run:
-        from rbrepro.data.load import NOT_FETCHED
-
-        plan = _guard(lambda: plan_sweep(cfg, out_dir, narrow, data_path=data_dir, mirror=mirror, fetch=False))
-        for name, why in sorted(plan.unavailable.items()):
-            typer.echo(f"{name}: not available here, no cells: {why}")
-        for name in sorted(n for n, f in plan.fingerprints.items() if f == NOT_FETCHED):
-            typer.echo(f"{name}: not fetched yet (a dry run downloads nothing): its cells are listed as to run; "
-                       f"`rbrepro fetch {name}` or the sweep itself fetches it")
-        states = plan.states(reuse_stale)
-        unknown = {n for n, f in plan.fingerprints.items() if f == NOT_FETCHED}
-        for s in states:
-            p = s.params
-            key, status = ("?" * 16, "todo?") if p.dataset in unknown else (s.key, s.status)
-            typer.echo(f"{key} {status:7s} {p.dataset} {p.method} sigma={p.sigma:g} R={p.R} lam={p.lam:g} "
-                       f"seed={p.seed} threads={p.threads}" + (f" variant={p.variant}" if p.solver == "rcd" else "")
-                       + (f" [selects sigma on {p.evaluate_on} data]" if p.evaluate_on == "validation" else ""))
-        n_done = sum(s.status in ("done", "skipped") for s in states)
-        typer.echo(f"{len(states)} cells{plan.later}, {n_done} done, {sum(s.status == 'failed' for s in states)} "
-                   f"failed, {len(states) - n_done} to run -> {out_dir}")
-        return
+        return _dry_run(cfg, out_dir, narrow, data_dir, mirror, reuse_stale, reuse_from, dataset)
     n_workers = workers or default_workers(grid_cells, cfg.exclusive)
     backend = (DaskBackend(None if scheduler == "local" else scheduler, n_workers, cfg.exclusive, worker_timeout)
                if scheduler else LocalBackend(n_workers, fresh_process, exclusive=cfg.exclusive,
@@ -152,9 +132,51 @@ def sweep(
                       f"stopped, {n_cells} finished cell(s) are kept in {out_dir}; run the same command to resume",
                       highlight=False, markup=False, soft_wrap=True)
             raise typer.Exit(128 + int(signum))
+    _report(cfg, counts, out_dir, reuse_from, dataset)
+
+
+def _named(unavailable: dict, datasets: list[str]) -> list[tuple[str, str]]:
+    """The unavailable datasets to name: those the --dataset filter kept (all without one)."""
+    return sorted((n, why) for n, why in unavailable.items() if not datasets or n in datasets)
+
+
+def _dry_run(cfg, out_dir: Path, narrow, data_dir, mirror, reuse_stale: bool, reuse_from: list[Path],
+             datasets: list[str]) -> None:
+    """List the cells and their state (done, todo, failed, skipped, or `reuse`: a --reuse-from folder
+    has the same key finished, so the run takes it instead of running it); run nothing."""
+    from rbrepro.data.load import NOT_FETCHED
+    from rbrepro.sweep.plan import plan_sweep
+    from rbrepro.sweep.runner import reused_row
+
+    plan = _guard(lambda: plan_sweep(cfg, out_dir, narrow, data_path=data_dir, mirror=mirror, fetch=False))
+    for name, why in _named(plan.unavailable, datasets):
+        typer.echo(f"{name}: not available here, no cells: {why}")
+    unknown = {n for n, f in plan.fingerprints.items() if f == NOT_FETCHED}
+    for name in sorted(unknown):
+        typer.echo(f"{name}: not fetched yet (a dry run downloads nothing): its cells are listed as to run; "
+                   f"`rbrepro fetch {name}` or the sweep itself fetches it")
+    states = plan.states(reuse_stale)
+    sources = [p for p in reuse_from if p.resolve() != out_dir.resolve()]
+    n_reuse = 0
+    for s in states:
+        p = s.params
+        key, status = ("?" * 16, "todo?") if p.dataset in unknown else (s.key, s.status)
+        if status in ("todo", "failed") and sources and reused_row(s.key, sources, cfg) is not None:
+            status, n_reuse = "reuse", n_reuse + 1
+        typer.echo(f"{key} {status:7s} {p.dataset} {p.method} sigma={p.sigma:g} R={p.R} lam={p.lam:g} "
+                   f"seed={p.seed} threads={p.threads}" + (f" variant={p.variant}" if p.solver == "rcd" else "")
+                   + (f" [selects sigma on {p.evaluate_on} data]" if p.evaluate_on == "validation" else ""))
+    n_done = sum(s.status in ("done", "skipped") for s in states)
+    reuse = f", {n_reuse} to take from --reuse-from" if sources else ""
+    typer.echo(f"{len(states)} cells{plan.later}, {n_done} done, {sum(s.status == 'failed' for s in states)} "
+               f"failed{reuse}, {len(states) - n_done - n_reuse} to run -> {out_dir}")
+
+
+def _report(cfg, counts: dict, out_dir: Path, reuse_from: list[Path], datasets: list[str]) -> None:
+    """The sweep's closing lines: datasets that could not be had, then the counts (exit 1 on failures)."""
     aside = f"; {counts['aside']} cell(s) of other configs, data or code kept aside in {out_dir / 'cells'}" \
         if counts["aside"] else ""
-    for name, why in sorted(counts.get("unavailable", {}).items()):
+    for name, why in _named(counts.get("unavailable", {}), datasets):
         typer.echo(f"{name}: not available here, no cells run: {why}")
     n_reused = counts.get("reused", 0)
     reused = f", {n_reused} taken from --reuse-from" if n_reused or reuse_from else ""
