@@ -16,44 +16,17 @@ import numpy as np
 import pandas as pd
 from matplotlib.transforms import blended_transform_factory
 
+from rbrepro.analysis.rows import chosen_rows, edge_rows, exact_reference, higher_is_better, test_rows
+from rbrepro.analysis.targets import cheapest, targets_for
+from rbrepro.drawing import METHOD_STYLE, empty_panel, finish, new_figure
 from rbrepro.plots.common import (
-    METHOD_STYLE,
     METRIC_LABEL,
-    chosen_rows,
-    edge_rows,
-    empty_panel,
-    exact_reference,
-    finish,
-    higher_is_better,
-    ladder,
     line_with_spread,
     method_label,
-    new_figure,
     problems_note,
     published_points,
-    test_rows,
     unavailable_note,
 )
-
-
-def rows_reaching(rows: pd.DataFrame, target: float, better_high: bool,
-                  columns: tuple[str, ...] = ("train_s", "memory_model_entries")) -> pd.DataFrame:
-    """Per R, the seed-mean test performance, the median over seeds (the repeated runs) of each cost
-    column and `runs`, how many rows; only the R whose mean reaches `target` (shared with the tables)."""
-    grouped = rows.groupby("R")
-    table = grouped[list(columns)].median()
-    table.insert(0, "test_metric", grouped["test_metric"].mean())
-    table["runs"] = grouped.size()
-    return table[table["test_metric"] >= target] if better_high else table[table["test_metric"] <= target]
-
-
-def _cheapest(rows: pd.DataFrame, targets: list[float], better_high: bool, column: str) -> list[float]:
-    """Per target, the least `column` (train time, memory) among the R that reach it (NaN: none does)."""
-    out = []
-    for t in targets:
-        hit = rows_reaching(rows, t, better_high, (column,))
-        out.append(hit[column].min() if len(hit) else np.nan)
-    return out
 
 
 def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:  # noqa: C901 (four panels per dataset)
@@ -102,17 +75,13 @@ def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None)
         if len(pub_exact):
             ax_perf.axhline(float(pub_exact["perf"].iloc[0]), color="black", lw=1.0, ls=(0, (4, 3)),
                             label="exact kernel, published")
-        targets = list(cfg_sets.get(name, {}).get("targets") or [])
-        if not targets:
-            per_method = [(g.groupby("R")["test_metric"].mean().agg(["min", "max"])) for _, g in sub.groupby("method")]
-            pairs = [(s["min"], s["max"]) if better_high else (s["max"], s["min"]) for s in per_method]
-            targets = ladder(np.array(pairs), better_high)
+        targets = targets_for(sub, cfg_sets.get(name, {}).get("targets") or [], better_high)
         step = 0.8 / max(1, len(methods))
         for k, m in enumerate(methods):
             label, color, marker = METHOD_STYLE[m]
             part = sub[sub["method"] == m]
-            times = _cheapest(part, targets, better_high, "train_s")
-            mems = _cheapest(part, targets, better_high, "memory_model_entries")
+            times = cheapest(part, targets, better_high, "train_s")
+            mems = cheapest(part, targets, better_high, "memory_model_entries")
             xs = np.arange(len(targets)) + (k - (len(methods) - 1) / 2) * step
             for ax, values in ((ax_tt, times), (ax_mem, mems)):
                 # points on a log axis (bars there would start at an arbitrary floor), x: not reached
@@ -128,7 +97,7 @@ def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None)
                 if len(ref):
                     drawn["points"] = True
                     drawn["times"] |= column == "train_s" and bool(ref[column].notna().any())
-                    ax.plot(xs, _cheapest(ref, targets, better_high, column), ls="none", marker=marker, ms=8,
+                    ax.plot(xs, cheapest(ref, targets, better_high, column), ls="none", marker=marker, ms=8,
                             mfc="none", mec=color, mew=1.0)
         fmt = (lambda t: f"{t:.2f}%") if better_high else (lambda t: f"{t:.3f}")
         for ax, ylabel, title in ((ax_tt, "train time (s)", "time to reach target"),

@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rbrepro.analysis.growth import LINEAR_SLOPE, exponent_table, exponents, growth_kind, training_in_R
+from rbrepro.analysis.results import load_results
+from rbrepro.analysis.rows import test_rows
 from rbrepro.data.atomic import write_text_atomic
 from rbrepro.data.registry import paper_set
-from rbrepro.plots import load_results
-from rbrepro.plots.common import test_rows
-from rbrepro.plots.tables import tables
 from rbrepro.published import published_table
 from rbrepro.report import claims as C
 from rbrepro.report.fidelity import (
@@ -39,7 +39,7 @@ from rbrepro.report.fidelity import (
     training_rows,
     true_values,
 )
-from rbrepro.sweep.growth import LINEAR_SLOPE, exponent_table, exponents, growth_kind, training_in_R
+from rbrepro.report.tables import tables
 
 REPORT = "REPRODUCTION.md"
 README = "README.md"
