@@ -18,6 +18,7 @@ from rbrepro.analysis.results import load_results
 from rbrepro.analysis.rows import higher_is_better, test_rows
 from rbrepro.analysis.speedups import speedups
 from rbrepro.analysis.targets import rows_reaching
+from rbrepro.report.markdown import table
 
 
 def _fmt(value, digits: int = 3) -> str:
@@ -29,9 +30,7 @@ def _fmt(value, digits: int = 3) -> str:
 
 
 def _table(header: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r if isinstance(r, str) else _fmt(r) for r in row) + " |" for row in rows]
-    return "\n".join(lines)
+    return table(header, rows, lambda r: r if isinstance(r, str) else _fmt(r))
 
 
 def fig3_tables(results: pd.DataFrame) -> str:
