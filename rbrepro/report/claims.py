@@ -278,8 +278,9 @@ def claim7_parallel_rcd(results: pd.DataFrame) -> Finding:
         ok_ = bool(rb.iloc[0] >= ALMOST_LINEAR_SHARE * tau and rf.iloc[0] <= NO_SPEEDUP)
         passed.append(ok_)
         rb_row, rf_row = top[top["method"] == "rb"].iloc[0], top[top["method"] == "rf"].iloc[0]
-        out.rows.append([name, tau, float(rb.iloc[0]), float(eq29_speedup(tau, rb_row["R"], rb_row["D"])), float(rf.iloc[0]),
-                         float(eq29_speedup(tau, rf_row["D"], rf_row["D"])), int(min(rb_row["runs"], rf_row["runs"])),
+        out.rows.append([name, tau, float(rb.iloc[0]), float(eq29_speedup(tau, rb_row["R"], rb_row["D"])),
+                         float(rf.iloc[0]), float(eq29_speedup(tau, rf_row["D"], rf_row["D"])),
+                         int(min(rb_row["runs"], rf_row["runs"])),
                          "yes" if ok_ else "no"])
     out.verdict = _overall(passed)
     return out

@@ -39,7 +39,8 @@ def build_report(root: str | Path = ".") -> tuple[str, str]:
     claims, summary = claims_section(loaded_runs)
     verdicts = "## Verdicts in brief\n\n" + table(["#", "claim", "verdict"], summary)
     report = "\n\n".join([INTRO.rstrip(), verdicts, fidelity, claims, paper_scale_section(loaded_runs, bins),
-                           scaling_section(loaded_runs), provenance_section(loaded_runs, drifts, bins), REPRODUCING.rstrip(), figures_section(root)])
+                           scaling_section(loaded_runs), provenance_section(loaded_runs, drifts, bins),
+                           REPRODUCING.rstrip(), figures_section(root)])
     block = "\n".join([REPORT_BEGIN, "Against the authors' own figure data (two-sided, over a band of seeds; "
                        "[REPRODUCTION.md](REPRODUCTION.md) names every point):", "",
                        *[f"- `results/{run}`: {c.line()}"
