@@ -116,8 +116,13 @@ class Reader:
             self.fail(node, path, f"expected a {'non-negative' if allow_zero else 'positive'} {kind}, got {v!r}")
         return int(v) if integer else float(v)
 
+    @staticmethod
+    def items(node: Node) -> list[Node]:
+        """A list's items, or the one value given alone."""
+        return node.value if isinstance(node.value, list) else [node]
+
     def number_list(self, node: Node, path: str, integer=False, allow_zero=False) -> tuple:
-        items = node.value if isinstance(node.value, list) else [node]
+        items = self.items(node)
         if not items:
             self.fail(node, path, "expected at least one value")
         values = tuple(self.number(n, f"{path}[{i}]", integer=integer, allow_zero=allow_zero) for i, n in enumerate(items))
@@ -129,6 +134,10 @@ class Reader:
         if node.value not in allowed:
             self.fail(node, path, f"expected one of {', '.join(allowed)}, got {node.value!r}")
         return node.value
+
+    def choice_list(self, node: Node, path: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+        """One or several of `allowed` (a list, or one value alone), each checked as path[i]."""
+        return tuple(self.choice(n, f"{path}[{i}]", allowed) for i, n in enumerate(self.items(node)))
 
     def boolean(self, node: Node, path: str) -> bool:
         if not isinstance(node.value, bool):

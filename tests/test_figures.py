@@ -6,9 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rbrepro.plots import load_results, make_figure
-from rbrepro.plots.common import exact_reference, ladder
-from rbrepro.plots.fig6 import eq29_speedup, speedups
+from rbrepro.analysis.results import load_results
+from rbrepro.analysis.rows import exact_reference
+from rbrepro.analysis.speedups import eq29_speedup, speedups
+from rbrepro.analysis.targets import ladder
+from rbrepro.plots import make_figure
 from rbrepro.sweep.backends import LocalBackend
 from rbrepro.sweep.config import parse_config
 from rbrepro.sweep.runner import run_sweep
@@ -78,7 +80,7 @@ def test_fig4_fig5_fig6_from_small_sweeps(tmp_path, binary_sets):
     assert _png_ok(make_figure("fig6", out6, tmp_path / "fig6")[0])
 
     # the markdown tables behind REPRODUCTION.md quote the same numbers as the CSVs
-    from rbrepro.plots.tables import tables
+    from rbrepro.report.tables import tables
 
     t4 = tables(out4, "fig4")
     mean16 = load_results(out4)[0].query("R == 16")["test_metric"].mean()

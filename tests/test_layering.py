@@ -1,10 +1,14 @@
 """The package's layering, checked by an AST walk over every module: imports go one way (a module
 imports only its own layer or lower ones), there is no import cycle, and the solvers see operators,
-never the feature maps (solvers/ imports nothing from features/)."""
+never the feature maps (solvers/ imports nothing from features/). Analysis stands apart from
+drawing: the report and the theory read rbrepro.analysis, never plots/, and the report is
+computed without matplotlib."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "rbrepro"
@@ -16,6 +20,7 @@ LAYERS = [
     {"rbrepro.features", "rbrepro.solvers"},
     {"rbrepro.models"},
     {"rbrepro.sweep", "rbrepro.published"},
+    {"rbrepro.analysis", "rbrepro.drawing"},
     {"rbrepro.plots", "rbrepro.theory"},
     {"rbrepro.report"},
     {"rbrepro.cli", "rbrepro.__main__"},
@@ -91,3 +96,35 @@ def test_there_is_no_import_cycle():
         if module not in state:
             visit(module, [module])
     assert cycles == [], f"import cycles: {cycles}"
+
+
+def test_the_report_and_the_theory_import_nothing_from_the_figures():
+    graph = import_graph()
+    reaching = [(m, d) for m, deps in graph.items() for d in deps
+                if m.startswith(("rbrepro.report", "rbrepro.theory")) and d.startswith("rbrepro.plots")]
+    assert reaching == []
+
+
+def test_the_analysis_and_the_report_never_import_matplotlib_nor_the_drawing():
+    graph = import_graph()
+    drawing = [(m, d) for m, deps in graph.items() for d in deps
+               if m.startswith(("rbrepro.analysis", "rbrepro.report")) and d.startswith(("rbrepro.drawing",
+                                                                                          "rbrepro.plots"))]
+    assert drawing == []
+    for path in [*(PACKAGE / "analysis").rglob("*.py"), *(PACKAGE / "report").rglob("*.py")]:
+        nodes = list(ast.walk(ast.parse(path.read_text())))
+        names = {a.name for n in nodes if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module for n in nodes if isinstance(n, ast.ImportFrom) and n.module}
+        assert not [n for n in names if n.split(".")[0] == "matplotlib"], path
+
+
+def test_computing_the_report_loads_no_matplotlib():
+    """The report's claims and counts, computed from the committed CSVs in a fresh interpreter,
+    leave matplotlib (and the figures) unloaded."""
+    code = ("import sys; from rbrepro.report.render import build_report; report, block = build_report(sys.argv[1]); "
+            "assert 'Verdicts in brief' in report and block; "
+            "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib' "
+            "or m.startswith(('rbrepro.plots', 'rbrepro.drawing'))); assert not loaded, loaded")
+    done = subprocess.run([sys.executable, "-c", code, str(PACKAGE.parent)], capture_output=True, text=True,
+                          cwd=PACKAGE.parent, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rbrepro.analysis.speedups import eq29_speedup
 from rbrepro.report import claims as C
 from rbrepro.report.render import REPORT_BEGIN, REPORT_END, build_report, check_report, write_report
 from tests.cli_runner import run_cli
@@ -99,15 +100,15 @@ def test_claim0_judges_each_dataset_and_sigma_from_the_diagnostics():
 
 
 def test_eq29_speedup_is_tau_for_very_sparse_rows_and_one_for_dense_ones():
-    assert C.eq29_speedup(8, omega=4096, D=4096) == 1.0                   # RF: every row touches every column
-    assert abs(C.eq29_speedup(8, omega=128, D=10**7) - 8.0) < 1e-3       # RB: R << D
-    assert C.eq29_speedup(1, omega=50, D=100) == 1.0
+    assert eq29_speedup(8, omega=4096, D=4096) == 1.0                   # RF: every row touches every column
+    assert abs(eq29_speedup(8, omega=128, D=10**7) - 8.0) < 1e-3       # RB: R << D
+    assert eq29_speedup(1, omega=50, D=100) == 1.0
 
 
 def test_the_paper_scale_section_sets_each_cell_beside_the_authors_run_on_the_real_set():
-    from rbrepro.report.render import _paper_scale
+    from rbrepro.report.sections.scale import paper_scale_section
 
-    assert "Not committed yet" in _paper_scale({"paper-scale": None}, None)
+    assert "Not committed yet" in paper_scale_section({"paper-scale": None}, None)
     frame = pd.DataFrame([
         {"dataset": "covtype_shape", "method": "rb", "R": 1024, "sigma": 4.46, "status": "ok", "D": 5_000_000,
          "train_s": 51.85, "predict_s": 1.0, "peak_fit_mb": 2000.0, "error": ""},
@@ -115,7 +116,7 @@ def test_the_paper_scale_section_sets_each_cell_beside_the_authors_run_on_the_re
          "train_s": 77.0, "predict_s": 1.0, "peak_fit_mb": 2000.0, "error": ""},  # not the authors' sigma at 1024
         {"dataset": "covtype_shape", "method": "rf", "R": 1024, "status": "skipped", "D": 0, "train_s": 0.0,
          "predict_s": 0.0, "peak_fit_mb": 0.0, "error": "needs 30.1 GB for the dense Z; the limit is 14.0 GB"}])
-    text = _paper_scale({"paper-scale": (frame, {})}, None)
+    text = paper_scale_section({"paper-scale": (frame, {})}, None)
     # the authors' covtype RB at R = 1024: 518.5 s train, D = 32,252,110 (their Fig. 5 data): ten times ours
     rb = next(line for line in text.splitlines() if line.startswith("| covtype_shape | rb | 1,024"))
     assert "| covtype |" in rb and "518.5" in rb and "×10.0" in rb
@@ -124,21 +125,21 @@ def test_the_paper_scale_section_sets_each_cell_beside_the_authors_run_on_the_re
 
 
 def test_the_scaling_section_gives_the_fitted_exponents_and_the_skipped_cells():
-    from rbrepro.report.render import _scaling
+    from rbrepro.report.sections.scale import scaling_section
 
-    assert "Not committed yet" in _scaling({"scaling": None})
+    assert "Not committed yet" in scaling_section({"scaling": None})
     rows = [{"dataset": "susy_shape_100k", "method": "rb", "R": R, "n_train": 100_000, "seed": 0, "status": "ok",
              "evaluate_on": "test", "metric": "accuracy", "test_metric": 80.0, "featurize_s": 1e-3 * R,
              "solve_s": 2e-3 * R, "predict_s": 1e-4 * R, "peak_fit_mb": 0.5 * R, "train_s": 3e-3 * R, "error": ""}
             for R in (8, 64, 512)]
     rows += [{**row, "method": "nystrom", "train_s": 1e-6 * row["R"] ** 2} for row in rows]  # bends: R^2
     rows.append({**rows[0], "method": "exact", "R": 0, "status": "skipped", "error": "needs 80 GB; the limit is 14 GB"})
-    text = _scaling({"scaling": (pd.DataFrame(rows), {})})
+    text = scaling_section({"scaling": (pd.DataFrame(rows), {})})
     assert "| rb | featurize (s) | R | N = 100,000 | 1.00 | 1.00 – 1.00 | 3 |" in text
     assert "| rb | 100,000 | 1.00 | 1.00 – 1.00 | linear |" in text
     assert "| nystrom | 100,000 | 2.00 | 2.00 – 2.00 | faster than linear |" in text
     assert "| susy_shape_100k | exact | 0 | skipped | needs 80 GB; the limit is 14 GB |" in text
-    from rbrepro.report.render import scale_lines
+    from rbrepro.report.sections.scale import scale_lines
 
     assert scale_lines({"scaling": (pd.DataFrame(rows), {})}) == [
         "- How training grows in R (`results/scaling`, N = 100,000): nystrom R^2.00 (faster than linear); "
@@ -146,7 +147,7 @@ def test_the_scaling_section_gives_the_fitted_exponents_and_the_skipped_cells():
 
 
 def test_the_readme_gives_the_papers_largest_run_beside_the_authors():
-    from rbrepro.report.render import scale_lines
+    from rbrepro.report.sections.scale import scale_lines
 
     frame = pd.DataFrame([{"dataset": "susy_shape", "method": "rb", "R": 1024, "status": "ok", "D": 184_791,
                            "train_s": 116.66, "predict_s": 6.7, "peak_fit_mb": 16125.0, "n_train": 4_000_000,
@@ -158,7 +159,7 @@ def test_the_readme_gives_the_papers_largest_run_beside_the_authors():
 
 def test_a_shape_bins_like_its_set_only_when_every_informative_ratio_is_within_the_factor():
     from rbrepro.report.fidelity import SHAPE_BINS_FACTOR, shape_bins
-    from rbrepro.report.render import _shape_bins, scale_lines
+    from rbrepro.report.sections.scale import scale_lines, shape_bins_section
 
     def rows(dataset, ratios, informative=True):
         return [{"dataset": dataset, "paper_set": "covtype", "R": 128, "sigma": 0.1 * (i + 1), "D": 1000 * r,
@@ -173,9 +174,9 @@ def test_a_shape_bins_like_its_set_only_when_every_informative_ratio_is_within_t
     assert abs(found["a_shape"].typical - np.exp(np.mean(np.log(inside)))) < 1e-12
     assert not found["b_shape"].realistic and found["b_shape"].high == SHAPE_BINS_FACTOR * 1.05  # 50 is not informative
     assert not found["c_shape"].realistic and found["c_shape"].points == 0
-    text = _shape_bins(frame)
+    text = shape_bins_section(frame)
     assert "| a_shape | covtype | 128 | 3 | 0.6 | 1.9 | " in text and "| b_shape | covtype | 128 | 2 | 1 | 2.1 |" in text
-    assert "commit abcdef0" in text and "Not committed yet" in _shape_bins(None)
+    assert "commit abcdef0" in text and "Not committed yet" in shape_bins_section(None)
     [line] = scale_lines({}, frame[frame["dataset"] == "a_shape"])
     assert "a_shape ×0.60 – ×1.90 over 3 sigmas." in line
 
@@ -183,13 +184,14 @@ def test_a_shape_bins_like_its_set_only_when_every_informative_ratio_is_within_t
 def test_binning_rows_and_runs_made_on_other_generator_settings_are_named_stale():
     from rbrepro.data.load import dataset_availability
     from rbrepro.data.synthetic import SHAPES, shape_digest
-    from rbrepro.report.render import _shape_bins, stale_generated_data
+    from rbrepro.report.runs import stale_generated_data
+    from rbrepro.report.sections.scale import shape_bins_section
 
     row = {"shape": "cod_rna", "dataset": "cod_rna_shape", "paper_set": "cod_rna", "R": 128, "sigma": 1.0, "D": 900,
            "authors_D": 1000.0, "informative": "True", "git_commit": "abc1234", "git_dirty": "False",
            "shape_digest": shape_digest(SHAPES["cod_rna"])}
-    assert "Stale" not in _shape_bins(pd.DataFrame([row]))
-    assert "**Stale:** cod_rna_shape were measured" in _shape_bins(pd.DataFrame([{**row, "shape_digest": "0" * 12}]))
+    assert "Stale" not in shape_bins_section(pd.DataFrame([row]))
+    assert "**Stale:** cod_rna_shape were measured" in shape_bins_section(pd.DataFrame([{**row, "shape_digest": "0" * 12}]))
     now = dataset_availability("cod_rna_shape", fetch=False)[0]
     assert stale_generated_data(pd.DataFrame([{"dataset": "cod_rna_shape", "data_fingerprint": now}])) == []
     old = pd.DataFrame([{"dataset": "cod_rna_shape", "data_fingerprint": "0123456789abcdef"},

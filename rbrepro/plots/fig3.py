@@ -8,20 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from rbrepro.plots.common import (
-    METRIC_LABEL,
-    chosen_rows,
-    empty_panel,
-    exact_reference,
-    finish,
-    higher_is_better,
-    line_with_spread,
-    new_figure,
-    problems_note,
-    published_points,
-    test_rows,
-    unavailable_note,
-)
+from rbrepro.analysis.rows import chosen_rows, exact_reference, higher_is_better, test_rows
+from rbrepro.drawing import empty_panel, finish, new_figure
+from rbrepro.plots.common import METRIC_LABEL, line_with_spread, problems_note, published_points, unavailable_note
 
 
 def _boxed_point(sub: pd.DataFrame, better_high: bool) -> tuple[float, float, str]:

@@ -6,17 +6,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from rbrepro.plots.common import (
-    METRIC_LABEL,
-    empty_panel,
-    exact_reference,
-    finish,
-    line_with_spread,
-    new_figure,
-    problems_note,
-    test_rows,
-    unavailable_note,
-)
+from rbrepro.analysis.rows import exact_reference, test_rows
+from rbrepro.drawing import empty_panel, finish, new_figure
+from rbrepro.plots.common import METRIC_LABEL, line_with_spread, problems_note, unavailable_note
 
 
 def plot_fig4(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:

@@ -16,47 +16,20 @@ import numpy as np
 import pandas as pd
 from matplotlib.transforms import blended_transform_factory
 
+from rbrepro.analysis.rows import chosen_rows, edge_rows, exact_reference, higher_is_better, test_rows
+from rbrepro.analysis.targets import cheapest, targets_for
+from rbrepro.drawing import METHOD_STYLE, empty_panel, finish, new_figure
 from rbrepro.plots.common import (
-    METHOD_STYLE,
     METRIC_LABEL,
-    chosen_rows,
-    edge_rows,
-    empty_panel,
-    exact_reference,
-    finish,
-    higher_is_better,
-    ladder,
     line_with_spread,
     method_label,
-    new_figure,
     problems_note,
     published_points,
-    test_rows,
     unavailable_note,
 )
 
 
-def rows_reaching(rows: pd.DataFrame, target: float, better_high: bool,
-                  columns: tuple[str, ...] = ("train_s", "memory_model_entries")) -> pd.DataFrame:
-    """Per R, the seed-mean test performance, the median over seeds (the repeated runs) of each cost
-    column and `runs`, how many rows; only the R whose mean reaches `target` (shared with the tables)."""
-    grouped = rows.groupby("R")
-    table = grouped[list(columns)].median()
-    table.insert(0, "test_metric", grouped["test_metric"].mean())
-    table["runs"] = grouped.size()
-    return table[table["test_metric"] >= target] if better_high else table[table["test_metric"] <= target]
-
-
-def _cheapest(rows: pd.DataFrame, targets: list[float], better_high: bool, column: str) -> list[float]:
-    """Per target, the least `column` (train time, memory) among the R that reach it (NaN: none does)."""
-    out = []
-    for t in targets:
-        hit = rows_reaching(rows, t, better_high, (column,))
-        out.append(hit[column].min() if len(hit) else np.nan)
-    return out
-
-
-def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:  # noqa: C901 (four panels per dataset)
+def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:
     ok = test_rows(results)
     approx = ok[ok["method"] != "exact"] if len(ok) else ok
     datasets = list(dict.fromkeys(approx["dataset"])) if len(approx) else []
@@ -67,83 +40,9 @@ def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None)
     handles: dict = {}
     drawn = {"points": False, "times": False}  # what of the authors' published data the figure shows
     for row, name in enumerate(datasets):
-        sub = chosen_rows(approx[approx["dataset"] == name])
-        metric, better_high = sub["metric"].iloc[0], higher_is_better(sub)
-        methods = [m for m in METHOD_STYLE if m in set(sub["method"])]
-        ax_perf, ax_time, ax_tt, ax_mem = axes[row]
-        published = published_points(name, "fig5")
-        pub_memory = published_points(name, "fig5-memory")
-        for m in methods:
-            label, color, marker = METHOD_STYLE[m]
-            part = sub[sub["method"] == m]
-            name_k = method_label(part, m)
-            line_with_spread(ax_perf, part, "R", "test_metric", color=color, marker=marker, ms=4, label=name_k)
-            line_with_spread(ax_time, part, "R", "train_s", color=color, marker=marker, ms=4, label=name_k)
-            edges = edge_rows(part).groupby("R")["test_metric"].mean()
-            if len(edges):
-                ax_perf.plot(edges.index, edges.values, ls="none", marker="o", ms=10, mfc="none", mec="0.45",
-                             mew=0.8, label="sigma at its grid's edge")
-            pub = published[published["method"] == m]
-            if len(pub):
-                drawn["points"] = True
-                drawn["times"] |= bool(pub["train_s"].notna().any())  # (and below: only where drawn)
-                ax_perf.plot(pub["R"], pub["perf"], ls="none", marker=marker, ms=6, mfc="none", mec=color, mew=1.0,
-                             label=f"{label}, published")
-                ax_time.plot(pub["R"], pub["train_s"], ls="none", marker=marker, ms=6, mfc="none", mec=color, mew=1.0,
-                             label=f"{label}, published")
-        value, note = exact_reference(results, name)
-        if value is not None:
-            ax_perf.axhline(value, color="black", lw=1.2, label="exact kernel")
-            ax_perf.text(0.98, 0.02, note, transform=ax_perf.transAxes, ha="right", va="bottom", fontsize=6)
-        else:
-            ax_perf.text(0.98, 0.02, note, transform=ax_perf.transAxes, ha="right", va="bottom", fontsize=6,
-                         color="0.3")
-        pub_exact = published[published["method"] == "exact"]
-        if len(pub_exact):
-            ax_perf.axhline(float(pub_exact["perf"].iloc[0]), color="black", lw=1.0, ls=(0, (4, 3)),
-                            label="exact kernel, published")
-        targets = list(cfg_sets.get(name, {}).get("targets") or [])
-        if not targets:
-            per_method = [(g.groupby("R")["test_metric"].mean().agg(["min", "max"])) for _, g in sub.groupby("method")]
-            pairs = [(s["min"], s["max"]) if better_high else (s["max"], s["min"]) for s in per_method]
-            targets = ladder(np.array(pairs), better_high)
-        step = 0.8 / max(1, len(methods))
-        for k, m in enumerate(methods):
-            label, color, marker = METHOD_STYLE[m]
-            part = sub[sub["method"] == m]
-            times = _cheapest(part, targets, better_high, "train_s")
-            mems = _cheapest(part, targets, better_high, "memory_model_entries")
-            xs = np.arange(len(targets)) + (k - (len(methods) - 1) / 2) * step
-            for ax, values in ((ax_tt, times), (ax_mem, mems)):
-                # points on a log axis (bars there would start at an arbitrary floor), x: not reached
-                ax.plot(xs, values, ls="none", marker=marker, color=color, ms=6, label=method_label(part, m))
-                foot = blended_transform_factory(ax.transData, ax.transAxes)
-                for x, v in zip(xs, values):
-                    if np.isnan(v):
-                        ax.text(x, 0.01, "x", transform=foot, ha="center", va="bottom", color=color, fontsize=10,
-                                fontweight="bold")
-            pub = published[published["method"] == m].rename(columns={"perf": "test_metric"})
-            pub_mem = pub_memory[pub_memory["method"] == m].rename(columns={"perf": "test_metric"})
-            for ax, ref, column in ((ax_tt, pub, "train_s"), (ax_mem, pub_mem, "mem_est")):
-                if len(ref):
-                    drawn["points"] = True
-                    drawn["times"] |= column == "train_s" and bool(ref[column].notna().any())
-                    ax.plot(xs, _cheapest(ref, targets, better_high, column), ls="none", marker=marker, ms=8,
-                            mfc="none", mec=color, mew=1.0)
-        fmt = (lambda t: f"{t:.2f}%") if better_high else (lambda t: f"{t:.3f}")
-        for ax, ylabel, title in ((ax_tt, "train time (s)", "time to reach target"),
-                                  (ax_mem, "entries per training point", "memory to reach target")):
-            ax.set_xticks(np.arange(len(targets)), [fmt(t) for t in targets], fontsize=7)
-            ax.set_xlim(-0.6, len(targets) - 0.4)
-            ax.set(yscale="log", xlabel=f"target {METRIC_LABEL.get(metric, metric)} (x: not reached)",
-                   ylabel=ylabel, title=f"{name}: {title}")
-            ax.grid(axis="y", color="0.9", lw=0.6)
-        ax_perf.set(xscale="log", xlabel="R", ylabel=f"test {METRIC_LABEL.get(metric, metric)}",
-                    title=f"{name}: test performance vs R")
-        ax_time.set(xscale="log", yscale="log", xlabel="R", ylabel="train time (s)", title=f"{name}: train time vs R")
-        for ax in (ax_perf, ax_time, ax_tt, ax_mem):
-            ax.title.set_fontsize(9)
-        for ax in (ax_perf, ax_time):
+        _dataset_row(axes[row], results, chosen_rows(approx[approx["dataset"] == name]), name,
+                     cfg_sets.get(name, {}).get("targets") or [], drawn)
+        for ax in axes[row][:2]:
             for h, lab in zip(*ax.get_legend_handles_labels()):
                 handles.setdefault(lab, h)
     if not datasets:
@@ -161,6 +60,98 @@ def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None)
                                  + hollow,
                   problems_note(results, list(cfg_sets), datasets, unavailable), unavailable_note(unavailable),
                   top=0.93 if handles else 0.96)
+
+
+def _dataset_row(axes, results: pd.DataFrame, sub: pd.DataFrame, name: str, configured: list, drawn: dict) -> None:
+    """One dataset's four panels: performance and train time vs R, time and memory to reach each target."""
+    metric, better_high = sub["metric"].iloc[0], higher_is_better(sub)
+    methods = [m for m in METHOD_STYLE if m in set(sub["method"])]
+    ax_perf, ax_time, ax_tt, ax_mem = axes
+    published = published_points(name, "fig5")
+    _curves(ax_perf, ax_time, sub, methods, published, drawn)
+    _exact_lines(ax_perf, results, name, published)
+    targets = targets_for(sub, configured, better_high)
+    _costs_to_target(ax_tt, ax_mem, sub, methods, targets, better_high, published,
+                     published_points(name, "fig5-memory"), drawn)
+    label = METRIC_LABEL.get(metric, metric)
+    fmt = (lambda t: f"{t:.2f}%") if better_high else (lambda t: f"{t:.3f}")
+    for ax, ylabel, title in ((ax_tt, "train time (s)", "time to reach target"),
+                              (ax_mem, "entries per training point", "memory to reach target")):
+        ax.set_xticks(np.arange(len(targets)), [fmt(t) for t in targets], fontsize=7)
+        ax.set_xlim(-0.6, len(targets) - 0.4)
+        ax.set(yscale="log", xlabel=f"target {label} (x: not reached)", ylabel=ylabel, title=f"{name}: {title}")
+        ax.grid(axis="y", color="0.9", lw=0.6)
+    ax_perf.set(xscale="log", xlabel="R", ylabel=f"test {label}", title=f"{name}: test performance vs R")
+    ax_time.set(xscale="log", yscale="log", xlabel="R", ylabel="train time (s)", title=f"{name}: train time vs R")
+    for ax in axes:
+        ax.title.set_fontsize(9)
+
+
+def _curves(ax_perf, ax_time, sub: pd.DataFrame, methods: list[str], published: pd.DataFrame, drawn: dict) -> None:
+    """Each method's test performance and train time vs R (seed bands), a ring where sigma sat at its grid's
+    edge, and the authors' published points beside them, hollow."""
+    for m in methods:
+        label, color, marker = METHOD_STYLE[m]
+        part = sub[sub["method"] == m]
+        name_k = method_label(part, m)
+        line_with_spread(ax_perf, part, "R", "test_metric", color=color, marker=marker, ms=4, label=name_k)
+        line_with_spread(ax_time, part, "R", "train_s", color=color, marker=marker, ms=4, label=name_k)
+        edges = edge_rows(part).groupby("R")["test_metric"].mean()
+        if len(edges):
+            ax_perf.plot(edges.index, edges.values, ls="none", marker="o", ms=10, mfc="none", mec="0.45",
+                         mew=0.8, label="sigma at its grid's edge")
+        pub = published[published["method"] == m]
+        if len(pub):
+            drawn["points"] = True
+            drawn["times"] |= bool(pub["train_s"].notna().any())  # (and below: only where drawn)
+            ax_perf.plot(pub["R"], pub["perf"], ls="none", marker=marker, ms=6, mfc="none", mec=color, mew=1.0,
+                         label=f"{label}, published")
+            ax_time.plot(pub["R"], pub["train_s"], ls="none", marker=marker, ms=6, mfc="none", mec=color, mew=1.0,
+                         label=f"{label}, published")
+
+
+def _exact_lines(ax_perf, results: pd.DataFrame, name: str, published: pd.DataFrame) -> None:
+    """The exact kernel's performance as a black line (or a note why there is none), and the authors', dashed."""
+    value, note = exact_reference(results, name)
+    if value is not None:
+        ax_perf.axhline(value, color="black", lw=1.2, label="exact kernel")
+        ax_perf.text(0.98, 0.02, note, transform=ax_perf.transAxes, ha="right", va="bottom", fontsize=6)
+    else:
+        ax_perf.text(0.98, 0.02, note, transform=ax_perf.transAxes, ha="right", va="bottom", fontsize=6,
+                     color="0.3")
+    pub_exact = published[published["method"] == "exact"]
+    if len(pub_exact):
+        ax_perf.axhline(float(pub_exact["perf"].iloc[0]), color="black", lw=1.0, ls=(0, (4, 3)),
+                        label="exact kernel, published")
+
+
+def _costs_to_target(ax_tt, ax_mem, sub: pd.DataFrame, methods: list[str], targets: list[float], better_high: bool,
+                     published: pd.DataFrame, pub_memory: pd.DataFrame, drawn: dict) -> None:
+    """Per target, each method's least train time and memory among the R that reach it (x: none does),
+    points on a log axis, the authors' beside them, hollow."""
+    step = 0.8 / max(1, len(methods))
+    for k, m in enumerate(methods):
+        label, color, marker = METHOD_STYLE[m]
+        part = sub[sub["method"] == m]
+        times = cheapest(part, targets, better_high, "train_s")
+        mems = cheapest(part, targets, better_high, "memory_model_entries")
+        xs = np.arange(len(targets)) + (k - (len(methods) - 1) / 2) * step
+        for ax, values in ((ax_tt, times), (ax_mem, mems)):
+            # points on a log axis (bars there would start at an arbitrary floor), x: not reached
+            ax.plot(xs, values, ls="none", marker=marker, color=color, ms=6, label=method_label(part, m))
+            foot = blended_transform_factory(ax.transData, ax.transAxes)
+            for x, v in zip(xs, values):
+                if np.isnan(v):
+                    ax.text(x, 0.01, "x", transform=foot, ha="center", va="bottom", color=color, fontsize=10,
+                            fontweight="bold")
+        pub = published[published["method"] == m].rename(columns={"perf": "test_metric"})
+        pub_mem = pub_memory[pub_memory["method"] == m].rename(columns={"perf": "test_metric"})
+        for ax, ref, column in ((ax_tt, pub, "train_s"), (ax_mem, pub_mem, "mem_est")):
+            if len(ref):
+                drawn["points"] = True
+                drawn["times"] |= column == "train_s" and bool(ref[column].notna().any())
+                ax.plot(xs, cheapest(ref, targets, better_high, column), ls="none", marker=marker, ms=8,
+                        mfc="none", mec=color, mew=1.0)
 
 
 def _protocol_text(results: pd.DataFrame) -> str:

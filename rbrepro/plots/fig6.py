@@ -9,75 +9,17 @@ RB, D for RF) is drawn up to 8 threads; thread counts never measured are marked 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from rbrepro.plots.common import (
-    METHOD_STYLE,
-    empty_panel,
-    finish,
-    new_figure,
-    problems_note,
-    test_rows,
-    unavailable_note,
-)
+from rbrepro.analysis.rows import test_rows
+from rbrepro.analysis.speedups import eq29_speedup, speedups
+from rbrepro.drawing import METHOD_STYLE, empty_panel, finish, new_figure
+from rbrepro.plots.common import problems_note, unavailable_note
 
-EPS = 1e-3
 MAX_THREADS_DRAWN = 8
-
-
-def time_to_target(trace: list, target: float) -> float:
-    for t, f in trace:
-        if f <= target:
-            return float(t)
-    return float("inf")
-
-
-def eq29_speedup(tau: np.ndarray, omega: float, D: float) -> np.ndarray:
-    return tau / (1.0 + (omega - 1.0) * (tau - 1.0) / max(D - 1.0, 1.0))
-
-
-def _speedups_of_one_draw(part: pd.DataFrame) -> list[dict]:
-    """One method's cells of one seed (one draw of features): time to its own target objective
-    F* + eps (F(0) - F*) and speedup over its own 1-thread cell, per (variant, threads)."""
-    traces = [json.loads(t) for t in part["rcd_trace"]]
-    single = (part["threads"] == 1).to_numpy()
-    pool = [tr for tr, s in zip(traces, single) if s] if single.any() else traces
-    f_star = min(min(f for _, f in tr) for tr in pool)
-    f0 = traces[0][0][1]
-    target = f_star + EPS * (f0 - f_star)
-    part = part.assign(time_to_target=[time_to_target(tr, target) for tr in traces])
-    base = part[part["threads"] == 1]["time_to_target"].mean() if single.any() else np.nan
-    out = []
-    for (variant, threads), g in part.groupby(["variant", "threads"]):
-        t = g["time_to_target"].mean()
-        out.append({"variant": "sequential" if threads == 1 else variant, "threads": threads, "time_to_target": t,
-                    "speedup": base / t if np.isfinite(t) and t > 0 else 0.0, "D": g["D"].mean(),
-                    "R": g["R"].iloc[0]})
-    return out
-
-
-def speedups(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per (method, variant, threads): time to target and speedup over the 1-thread cells, each the
-    median over the repeats (seeds; `runs` says how many). Each seed is its own draw of features, so
-    its target and its 1-thread time are its own, and only the ratios are pooled."""
-    out = []
-    rows = rows if "seed" in rows else rows.assign(seed=0)
-    for method, part in rows.groupby("method"):
-        per_seed = [dict(one, seed=seed) for seed, cells in part.groupby("seed")
-                    for one in _speedups_of_one_draw(cells)]
-        frame = pd.DataFrame(per_seed)
-        for (variant, threads), g in frame.groupby(["variant", "threads"], sort=False):
-            judged = g[np.isfinite(g["speedup"])]  # a seed without a 1-thread cell has no speedup to pool
-            out.append({"method": method, "variant": variant, "threads": threads,
-                        "time_to_target": float(g["time_to_target"].median()),
-                        "speedup": float(judged["speedup"].median()) if len(judged) else float("nan"),
-                        "D": g["D"].mean(), "R": g["R"].iloc[0], "runs": len(judged),
-                        "reached": int((judged["speedup"] > 0).sum())})
-    return pd.DataFrame(out)
 
 
 def _measured_bars(ax, table: pd.DataFrame, name: str, epochs: int) -> None:

@@ -9,8 +9,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rbrepro.plots.common import empty_panel, finish, new_figure, problems_note, test_rows
-from rbrepro.sweep.growth import COSTS, exponents, medians
+from rbrepro.analysis.growth import COSTS, exponents, medians
+from rbrepro.analysis.rows import test_rows
+from rbrepro.drawing import empty_panel, finish, new_figure
+from rbrepro.plots.common import problems_note
 
 
 def plot_scaling(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:

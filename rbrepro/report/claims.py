@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rbrepro.plots.common import test_rows
-from rbrepro.plots.fig5 import rows_reaching
-from rbrepro.plots.fig6 import speedups
+from rbrepro.analysis.growth import LINEAR_SLOPE
+from rbrepro.analysis.rows import test_rows
+from rbrepro.analysis.speedups import eq29_speedup, speedups
+from rbrepro.analysis.targets import rows_reaching
 from rbrepro.report.fidelity import chosen_sigma_rows, draws_of
-from rbrepro.sweep.growth import LINEAR_SLOPE
 
 HOLDS, PARTLY, FAILS, NOT_JUDGED = "holds", "holds partly", "does not hold", "not judged"
 VERDICTS = (HOLDS, PARTLY, FAILS, NOT_JUDGED)
@@ -257,15 +257,6 @@ def claim6_linear_in_R(results: pd.DataFrame) -> Finding:
     return out
 
 
-def eq29_speedup(tau: int, omega: float, D: float) -> float:
-    """Eq. 29-30: tau threads updating coordinates in parallel, each step damped by
-    1 + (omega - 1)(tau - 1)/(D - 1) with omega the non-zeros per row, speed up by tau over that damping
-    (RB: omega = R, so nearly tau when D >> R; RF: omega = D, so 1)."""
-    if D <= 1:
-        return float("nan")
-    return float(tau / (1.0 + (omega - 1.0) * (tau - 1.0) / (D - 1.0)))
-
-
 def claim7_parallel_rcd(results: pd.DataFrame) -> Finding:
     """Speedup to the target objective at the most threads run, RB against RF, the same variant."""
     out = Finding(NOT_JUDGED, ["dataset", "threads", "RB speedup", "eq. 29 for RB", "RF speedup", "eq. 29 for RF",
@@ -287,8 +278,9 @@ def claim7_parallel_rcd(results: pd.DataFrame) -> Finding:
         ok_ = bool(rb.iloc[0] >= ALMOST_LINEAR_SHARE * tau and rf.iloc[0] <= NO_SPEEDUP)
         passed.append(ok_)
         rb_row, rf_row = top[top["method"] == "rb"].iloc[0], top[top["method"] == "rf"].iloc[0]
-        out.rows.append([name, tau, float(rb.iloc[0]), eq29_speedup(tau, rb_row["R"], rb_row["D"]), float(rf.iloc[0]),
-                         eq29_speedup(tau, rf_row["D"], rf_row["D"]), int(min(rb_row["runs"], rf_row["runs"])),
+        out.rows.append([name, tau, float(rb.iloc[0]), float(eq29_speedup(tau, rb_row["R"], rb_row["D"])),
+                         float(rf.iloc[0]), float(eq29_speedup(tau, rf_row["D"], rf_row["D"])),
+                         int(min(rb_row["runs"], rf_row["runs"])),
                          "yes" if ok_ else "no"])
     out.verdict = _overall(passed)
     return out

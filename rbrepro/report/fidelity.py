@@ -21,9 +21,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from rbrepro.plots.common import test_rows
+from rbrepro.analysis.rows import chosen_rows, test_rows
 from rbrepro.published import published_table
-from rbrepro.sweep.summary import chosen_rows
 
 #: The band's widening: accuracy points, and the share of a relative error.
 ACCURACY_POINTS = 0.5

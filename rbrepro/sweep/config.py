@@ -68,10 +68,6 @@ FIGURES = (*DRAWN_FIGURES, "none")
 MAX_CELLS = 1_000_000
 
 
-
-
-
-
 @dataclass(frozen=True)
 class DatasetGrid:
     name: str
@@ -222,7 +218,6 @@ class SweepConfig:
         """(dataset, method, R) -> (sigma, edge) from finished rows (sweep.selection.choose_sigma)."""
         return choose_sigma(self, rows)
 
-
     def to_dict(self) -> dict:
         """The resolved config (every default filled in), as saved beside the results."""
         return {
@@ -251,14 +246,48 @@ TOP_KEYS = ("name", "figure", "description", "methods", "seeds", "threads", "cen
             "band")
 GRID_KEYS = ("sigma", "R", "lam", "exact_sigma", "baseline_sigma", "select_R", "targets", "methods", "seeds",
              "scaling")
+#: the solver's settings when a config names none (SweepConfig's fields)
+SOLVER_DEFAULTS = {"solver": "default", "maxit": MAXIT, "tol": TOL, "loss": "squared_hinge", "epochs": 20,
+                   "variants": ("async",)}
 
 
-
-
-def parse_config(text: str, file: str = "<config>") -> SweepConfig:  # noqa: C901 (the schema, key by key)
-    """Validate YAML text into a SweepConfig (raises ConfigError naming file:line: key)."""
+def parse_config(text: str, file: str = "<config>") -> SweepConfig:
+    """Validate YAML text into a SweepConfig (raises ConfigError naming file:line: key). Keys are
+    checked in a fixed order, section by section, so a config with several faults names the same one."""
     rd = Reader(file)
     top = rd.mapping(compose(text, file), "", TOP_KEYS)
+    name = _name(rd, top, file)
+    figure = rd.choice(top["figure"], "figure", FIGURES) if "figure" in top else "none"
+    methods = rd.choice_list(top["methods"], "methods", METHOD_NAMES) if "methods" in top else ("rb",)
+    seeds = rd.number_list(top["seeds"], "seeds", integer=True, allow_zero=True) if "seeds" in top else (0,)
+    threads = rd.number_list(top["threads"], "threads", integer=True, allow_zero=True) if "threads" in top else (1,)
+    exclusive = rd.boolean(top["exclusive"], "exclusive") if "exclusive" in top else False
+    protocol = rd.choice(top["protocol"], "protocol", PROTOCOLS) if "protocol" in top else "custom"
+    kernel = rd.choice(top["kernel"], "kernel", KERNELS) if "kernel" in top else "l1"
+    selection = parse_selection(rd, top["sigma_selection"], protocol) if "sigma_selection" in top else None
+    rng, scoring = _draws_and_scoring(rd, top, protocol)
+    band_seeds, band_at = _band(rd, top["band"], selection) if "band" in top else ((), "chosen")
+    if protocol == "fair" and kernel != "l1":
+        rd.fail(top["protocol"], "protocol", f"the fair protocol uses the L1 kernel for every method, but kernel is "
+                                             f"{kernel!r}; use protocol: custom (or as-published)")
+    center = rd.boolean(top["center"], "center") if "center" in top else None
+    solver = _solver(rd, top["solver"], methods, kernel, rng, scoring) if "solver" in top else dict(SOLVER_DEFAULTS)
+    defaults = rd.mapping(top["defaults"], "defaults", GRID_KEYS) if "defaults" in top else {}
+    dataset_files, extra = _dataset_files(rd, top["dataset_files"], file) if "dataset_files" in top else ([], {})
+    grids = [_grid(rd, dname, dnode, defaults, extra.get(dname) or REGISTRY[dname], methods, selection)
+             for dname, dnode in _datasets(rd, top, file, extra).items()]
+    n_cells = sum((len(g.sigma) + len(g.exact_sigma) + len(g.baseline_sigma)) * len(g.R) * len(g.seeds or seeds)
+                  * len(methods) * len(threads) * len(solver["variants"]) for g in grids)
+    if n_cells > MAX_CELLS:
+        raise ConfigError(f"{file}: the grid has {n_cells} cells, more than the {MAX_CELLS} allowed")
+    return SweepConfig(name=name, figure=figure, methods=methods, seeds=seeds, threads=threads, center=center,
+                       datasets=tuple(grids), dataset_files=tuple(dataset_files), user_datasets=extra,
+                       exclusive=exclusive, selection=selection, protocol=protocol, kernel=kernel, rng=rng,
+                       scoring=scoring, band_seeds=band_seeds, band_at=band_at, **solver)
+
+
+def _name(rd: Reader, top: dict[str, Node], file: str) -> str:
+    """The sweep's name: it names a folder under results/, so letters, digits, '-', '_' and '.' only."""
     if "name" not in top:
         raise ConfigError(f"{file}:1: name: missing; give the sweep a name (it names the results folder)")
     name = top["name"].value
@@ -266,66 +295,72 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:  # noqa: C90
             or not all(c.isalnum() or c in "-_." for c in name):
         rd.fail(top["name"], "name", f"expected a name of letters, digits, '-', '_' or '.' that starts with a "
                                      f"letter or digit (it names a folder under results/), got {name!r}")
-    figure = rd.choice(top["figure"], "figure", FIGURES) if "figure" in top else "none"
-    methods = ("rb",)
-    if "methods" in top:
-        items = top["methods"].value if isinstance(top["methods"].value, list) else [top["methods"]]
-        methods = tuple(rd.choice(n, f"methods[{i}]", METHOD_NAMES) for i, n in enumerate(items))
-    seeds = rd.number_list(top["seeds"], "seeds", integer=True, allow_zero=True) if "seeds" in top else (0,)
-    threads = rd.number_list(top["threads"], "threads", integer=True, allow_zero=True) if "threads" in top else (1,)
-    exclusive = rd.boolean(top["exclusive"], "exclusive") if "exclusive" in top else False
-    protocol = rd.choice(top["protocol"], "protocol", PROTOCOLS) if "protocol" in top else "custom"
-    kernel = rd.choice(top["kernel"], "kernel", KERNELS) if "kernel" in top else "l1"
-    selection = parse_selection(rd, top["sigma_selection"], protocol) if "sigma_selection" in top else None
+    return name
+
+
+def _draws_and_scoring(rd: Reader, top: dict[str, Node], protocol: str) -> tuple[str, str]:
+    """rb's draws and the scoring: other than numpy and standard only as published (the authors' code)."""
     rng = rd.choice(top["rng"], "rng", RNGS) if "rng" in top else "numpy"
     scoring = rd.choice(top["scoring"], "scoring", SCORINGS) if "scoring" in top else "standard"
     for key, value, default in (("rng", rng, "numpy"), ("scoring", scoring, "standard")):
         if value != default and protocol != "as-published":
             rd.fail(top[key], key, f"{key}: {value} replays the authors' own code, defects included; it is allowed "
                                    f"only with `protocol: as-published`")
-    band_seeds, band_at = (), "chosen"
-    if "band" in top:
-        b = rd.mapping(top["band"], "band", ("seeds", "at"))
-        if "seeds" not in b:
-            rd.fail(top["band"], "band", "give the band's seeds, e.g. {seeds: [0, 1, 2, 3, 4], at: chosen}")
-        band_seeds = rd.number_list(b["seeds"], "band.seeds", integer=True, allow_zero=True)
-        band_at = rd.choice(b["at"], "band.at", BAND_AT) if "at" in b else "chosen"
-        if band_at == "chosen" and selection is None:
-            rd.fail(top["band"], "band.at", "a band at the chosen sigma needs sigma_selection; use at: grid")
-    if protocol == "fair" and kernel != "l1":
-        rd.fail(top["protocol"], "protocol", f"the fair protocol uses the L1 kernel for every method, but kernel is "
-                                             f"{kernel!r}; use protocol: custom (or as-published)")
-    center = rd.boolean(top["center"], "center") if "center" in top else None
-    solver, maxit, tol, loss, epochs, variants = "default", MAXIT, TOL, "squared_hinge", 20, ("async",)
-    if "solver" in top:
-        s = rd.mapping(top["solver"], "solver", ("name", "maxit", "tol", "loss", "epochs", "variant"))
-        solver = rd.choice(s["name"], "solver.name", SOLVERS) if "name" in s else solver
-        maxit = rd.number(s["maxit"], "solver.maxit", integer=True, allow_zero=True) if "maxit" in s else maxit
-        tol = rd.number(s["tol"], "solver.tol") if "tol" in s else tol
-        loss = rd.choice(s["loss"], "solver.loss", LOSSES) if "loss" in s else loss
-        epochs = rd.number(s["epochs"], "solver.epochs", integer=True) if "epochs" in s else epochs
-        if "variant" in s:
-            items = s["variant"].value if isinstance(s["variant"].value, list) else [s["variant"]]
-            variants = tuple(rd.choice(n, f"solver.variant[{i}]", VARIANTS) for i, n in enumerate(items))
-        if solver == "rcd" and any(m not in RCD_METHODS for m in methods):
-            rd.fail(s["name"], "solver.name", f"rcd runs on {' and '.join(RCD_METHODS)} features only; list only "
-                                              f"those methods")
-        if solver == "rcd" and kernel != "l1":
-            rd.fail(s["name"], "solver.name", f"rcd runs on the L1 kernel only, but kernel is {kernel!r}")
-        if solver == "rcd" and (rng != "numpy" or scoring != "standard"):
-            rd.fail(s["name"], "solver.name", "rcd cells use numpy draws and the standard scoring")
-    defaults = rd.mapping(top["defaults"], "defaults", GRID_KEYS) if "defaults" in top else {}
+    return rng, scoring
+
+
+def _band(rd: Reader, node: Node, selection: Selection | None) -> tuple[tuple[int, ...], str]:
+    """The band's seeds and where its cells run (at the chosen sigma needs a choice)."""
+    b = rd.mapping(node, "band", ("seeds", "at"))
+    if "seeds" not in b:
+        rd.fail(node, "band", "give the band's seeds, e.g. {seeds: [0, 1, 2, 3, 4], at: chosen}")
+    band_seeds = rd.number_list(b["seeds"], "band.seeds", integer=True, allow_zero=True)
+    band_at = rd.choice(b["at"], "band.at", BAND_AT) if "at" in b else "chosen"
+    if band_at == "chosen" and selection is None:
+        rd.fail(node, "band.at", "a band at the chosen sigma needs sigma_selection; use at: grid")
+    return band_seeds, band_at
+
+
+def _solver(rd: Reader, node: Node, methods: tuple[str, ...], kernel: str, rng: str, scoring: str) -> dict:
+    """The solver section as SweepConfig's fields; rcd only where it can run (its methods, L1, numpy draws)."""
+    s = rd.mapping(node, "solver", ("name", "maxit", "tol", "loss", "epochs", "variant"))
+    out = dict(SOLVER_DEFAULTS)
+    out["solver"] = solver = rd.choice(s["name"], "solver.name", SOLVERS) if "name" in s else out["solver"]
+    if "maxit" in s:
+        out["maxit"] = rd.number(s["maxit"], "solver.maxit", integer=True, allow_zero=True)
+    if "tol" in s:
+        out["tol"] = rd.number(s["tol"], "solver.tol")
+    if "loss" in s:
+        out["loss"] = rd.choice(s["loss"], "solver.loss", LOSSES)
+    if "epochs" in s:
+        out["epochs"] = rd.number(s["epochs"], "solver.epochs", integer=True)
+    if "variant" in s:
+        out["variants"] = rd.choice_list(s["variant"], "solver.variant", VARIANTS)
+    if solver == "rcd" and any(m not in RCD_METHODS for m in methods):
+        rd.fail(s["name"], "solver.name", f"rcd runs on {' and '.join(RCD_METHODS)} features only; list only "
+                                          f"those methods")
+    if solver == "rcd" and kernel != "l1":
+        rd.fail(s["name"], "solver.name", f"rcd runs on the L1 kernel only, but kernel is {kernel!r}")
+    if solver == "rcd" and (rng != "numpy" or scoring != "standard"):
+        rd.fail(s["name"], "solver.name", "rcd cells use numpy draws and the standard scoring")
+    return out
+
+
+def _dataset_files(rd: Reader, node: Node, file: str) -> tuple[list[str], dict]:
+    """The user's dataset files (relative to the config) and the datasets they register."""
     dataset_files, extra = [], {}
-    if "dataset_files" in top:
-        node = top["dataset_files"]
-        items = node.value if isinstance(node.value, list) else [node]
-        base = Path(file).parent
-        for i, item in enumerate(items):
-            path = (base / rd.string(item, f"dataset_files[{i}]")).resolve()
-            if not path.is_file():
-                rd.fail(item, f"dataset_files[{i}]", f"no such file: {path}")
-            dataset_files.append(str(path))
-            extra.update(load_datasets_file(path))
+    base = Path(file).parent
+    for i, item in enumerate(rd.items(node)):
+        path = (base / rd.string(item, f"dataset_files[{i}]")).resolve()
+        if not path.is_file():
+            rd.fail(item, f"dataset_files[{i}]", f"no such file: {path}")
+        dataset_files.append(str(path))
+        extra.update(load_datasets_file(path))
+    return dataset_files, extra
+
+
+def _datasets(rd: Reader, top: dict[str, Node], file: str, extra: dict) -> dict[str, Node]:
+    """The datasets section, a mapping of name to its own grid keys (a plain list of names: none)."""
     if "datasets" not in top:
         raise ConfigError(f"{file}:1: datasets: missing; list at least one of {', '.join(sorted(REGISTRY))}")
     ds_node = top["datasets"]
@@ -335,69 +370,57 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:  # noqa: C90
     datasets = rd.mapping(ds_node, "datasets", (*REGISTRY, *extra))
     if not datasets:
         rd.fail(ds_node, "datasets", "expected at least one dataset")
+    return datasets
 
-    grids = []
-    n_cells = 0
-    for dname, dnode in datasets.items():
-        path = f"datasets.{dname}"
-        own = rd.mapping(dnode, path, GRID_KEYS) if dnode.value is not None else {}
-        spec = extra.get(dname) or REGISTRY[dname]
 
-        def pick(key, _own=own, _path=path):
-            if key in _own:
-                return _own[key], f"{_path}.{key}"
-            if key in defaults:
-                return defaults[key], f"defaults.{key}"
-            return None, None
+def _grid(rd: Reader, dname: str, dnode: Node, defaults: dict[str, Node], spec, methods: tuple[str, ...],
+          selection: Selection | None) -> DatasetGrid:
+    """One dataset's grid: its own keys, else the config's defaults, else the registry's values."""
+    path = f"datasets.{dname}"
+    own = rd.mapping(dnode, path, GRID_KEYS) if dnode.value is not None else {}
 
-        node, where = pick("sigma")
-        if node is None:
-            rd.fail(dnode, path, "no sigma grid: give sigma here or under defaults")
-        sigma = rd.number_list(node, where)
-        node, where = pick("R")
-        if node is None:
-            if spec.default_R is None:
-                rd.fail(dnode, path, f"no R: the registry has no default R for {dname}; give R here")
-            R = (spec.default_R,)
-        else:
-            R = rd.number_list(node, where, integer=True)
-        node, where = pick("lam")
-        lam = spec.lam if node is None else rd.number(node, where, allow_zero=True)
-        node, where = pick("exact_sigma")
-        exact_sigma = rd.number_list(node, where) if node is not None else ()
-        node, where = pick("baseline_sigma")
-        baseline_sigma = rd.number_list(node, where) if node is not None else ()
-        node, where = pick("select_R")
-        select_R = rd.number(node, where, integer=True) if node is not None else sorted(R)[len(R) // 2]
-        node, where = pick("targets")
-        targets = rd.number_list(node, where) if node is not None else ()
-        own_methods = ()
-        if "methods" in own:
-            node = own["methods"]
-            items = node.value if isinstance(node.value, list) else [node]
-            own_methods = tuple(rd.choice(n, f"{path}.methods[{i}]", methods) for i, n in enumerate(items))
-        node, where = pick("seeds")
-        own_seeds = rd.number_list(node, where, integer=True, allow_zero=True) if node is not None else ()
-        node, where = pick("scaling")
-        scaling = rd.choice(node, where, SCALINGS) if node is not None else "default"
-        grid = DatasetGrid(dname, sigma, R, lam, exact_sigma, select_R, targets, own_methods, own_seeds, scaling,
-                           baseline_sigma)
-        if selection is not None and "exact" not in (own_methods or methods):
-            for m in own_methods or methods:
-                if METHODS[m].has_R and selection.per_method(m) == "exact" and len(grid.sigmas_for(m)) != 1:
-                    rd.fail(dnode, path, f"{m} takes the exact kernel's sigma (sigma_selection.per), but {dname} "
-                                         f"runs no exact kernel: list the one sigma {m} should take "
-                                         f"({'baseline_sigma' if METHODS[m].role == 'baseline' else 'sigma'}: [value])")
-        grids.append(grid)
-        n_cells += ((len(sigma) + len(exact_sigma) + len(baseline_sigma)) * len(R) * len(own_seeds or seeds) * len(methods) * len(threads)
-                    * len(variants))
-    if n_cells > MAX_CELLS:
-        raise ConfigError(f"{file}: the grid has {n_cells} cells, more than the {MAX_CELLS} allowed")
-    return SweepConfig(name=name, figure=figure, methods=methods, seeds=seeds, threads=threads, center=center,
-                       solver=solver, maxit=maxit, tol=tol, datasets=tuple(grids),
-                       dataset_files=tuple(dataset_files), user_datasets=extra, loss=loss, epochs=epochs,
-                       variants=variants, exclusive=exclusive, selection=selection, protocol=protocol,
-                       kernel=kernel, rng=rng, scoring=scoring, band_seeds=band_seeds, band_at=band_at)
+    def pick(key):
+        if key in own:
+            return own[key], f"{path}.{key}"
+        if key in defaults:
+            return defaults[key], f"defaults.{key}"
+        return None, None
+
+    node, where = pick("sigma")
+    if node is None:
+        rd.fail(dnode, path, "no sigma grid: give sigma here or under defaults")
+    sigma = rd.number_list(node, where)
+    node, where = pick("R")
+    if node is None:
+        if spec.default_R is None:
+            rd.fail(dnode, path, f"no R: the registry has no default R for {dname}; give R here")
+        R = (spec.default_R,)
+    else:
+        R = rd.number_list(node, where, integer=True)
+    node, where = pick("lam")
+    lam = spec.lam if node is None else rd.number(node, where, allow_zero=True)
+    node, where = pick("exact_sigma")
+    exact_sigma = rd.number_list(node, where) if node is not None else ()
+    node, where = pick("baseline_sigma")
+    baseline_sigma = rd.number_list(node, where) if node is not None else ()
+    node, where = pick("select_R")
+    select_R = rd.number(node, where, integer=True) if node is not None else sorted(R)[len(R) // 2]
+    node, where = pick("targets")
+    targets = rd.number_list(node, where) if node is not None else ()
+    own_methods = rd.choice_list(own["methods"], f"{path}.methods", methods) if "methods" in own else ()
+    node, where = pick("seeds")
+    own_seeds = rd.number_list(node, where, integer=True, allow_zero=True) if node is not None else ()
+    node, where = pick("scaling")
+    scaling = rd.choice(node, where, SCALINGS) if node is not None else "default"
+    grid = DatasetGrid(dname, sigma, R, lam, exact_sigma, select_R, targets, own_methods, own_seeds, scaling,
+                       baseline_sigma)
+    if selection is not None and "exact" not in (own_methods or methods):
+        for m in own_methods or methods:
+            if METHODS[m].has_R and selection.per_method(m) == "exact" and len(grid.sigmas_for(m)) != 1:
+                rd.fail(dnode, path, f"{m} takes the exact kernel's sigma (sigma_selection.per), but {dname} "
+                                     f"runs no exact kernel: list the one sigma {m} should take "
+                                     f"({'baseline_sigma' if METHODS[m].role == 'baseline' else 'sigma'}: [value])")
+    return grid
 
 
 def load_config(path: str | Path) -> SweepConfig:

@@ -12,16 +12,6 @@ import pandas as pd
 import yaml
 
 
-def chosen_rows(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows sigma selection chose (`selected`, written by the sweep), or all rows when the
-    sweep chose nothing (a grid: the reader picks, e.g. the best test value as the authors did)."""
-    if "selected" in rows:
-        chosen = rows["selected"].fillna(False).astype(bool)
-        if chosen.any():
-            return rows[chosen]
-    return rows
-
-
 def summarize(folder: Path) -> list[str]:
     csv = folder / "results.csv"
     if not csv.exists():

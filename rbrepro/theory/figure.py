@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rbrepro.plots.common import METHOD_STYLE, finish, new_figure
+from rbrepro.analysis.rows import spread
+from rbrepro.drawing import METHOD_STYLE, finish, new_figure
 from rbrepro.theory.rates import fit_rates
 
 #: the method whose curve anchors the reference lines (the Monte Carlo baseline of [33]), else the first drawn
@@ -41,7 +42,7 @@ def _panel(ax, rows: pd.DataFrame, rates: pd.DataFrame, quantity: str) -> dict:
     stats = {}
     for method in [m for m in METHOD_STYLE if m in set(rows["method"])]:
         _, color, marker = METHOD_STYLE[method]
-        s = rows[rows["method"] == method].groupby("R")[quantity].agg(["mean", "min", "max"])
+        s = spread(rows[rows["method"] == method], "R", quantity)
         stats[method] = s
         R = s.index.to_numpy(dtype=float)
         ax.plot(R, _positive(s["mean"]), marker=marker, color=color, label=_slope_label(rates, method, quantity))

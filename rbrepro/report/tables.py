@@ -1,6 +1,6 @@
 """The numbers behind Figures 3-6 as markdown tables (the evidence quoted in REPRODUCTION.md).
 
-    python -m rbrepro.plots.tables results/fig3 results/fig4 results/fig5 results/fig6
+    python -m rbrepro.report.tables results/fig3 results/fig4 results/fig5 results/fig6
 
 Each folder's figure is read from its resolved config; tables use the same rows and rules
 as the figures (ok rows on test data, means over seeds, Fig. 5 targets from the config,
@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rbrepro.plots import load_results
-from rbrepro.plots.common import higher_is_better, test_rows
-from rbrepro.plots.fig5 import rows_reaching
-from rbrepro.plots.fig6 import speedups
+from rbrepro.analysis.results import load_results
+from rbrepro.analysis.rows import higher_is_better, test_rows
+from rbrepro.analysis.speedups import speedups
+from rbrepro.analysis.targets import rows_reaching
+from rbrepro.report.markdown import table
 
 
 def _fmt(value, digits: int = 3) -> str:
@@ -29,9 +30,7 @@ def _fmt(value, digits: int = 3) -> str:
 
 
 def _table(header: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r if isinstance(r, str) else _fmt(r) for r in row) + " |" for row in rows]
-    return "\n".join(lines)
+    return table(header, rows, lambda r: r if isinstance(r, str) else _fmt(r))
 
 
 def fig3_tables(results: pd.DataFrame) -> str:
@@ -129,7 +128,7 @@ def tables(folder: str | Path, figure: str | None = None) -> str:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m rbrepro.plots.tables",
+    parser = argparse.ArgumentParser(prog="python -m rbrepro.report.tables",
                                      description="The numbers behind Figures 3-6 as Markdown tables, from results "
                                                  "folders (each with results.csv and config.resolved.yaml).")
     parser.add_argument("folders", nargs="*", default=["results/fig3", "results/fig4", "results/fig5", "results/fig6"],

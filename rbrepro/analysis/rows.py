@@ -1,0 +1,80 @@
+"""Which rows count: successful rows on test data, the sigma the sweep chose, timings taken under
+load, and the exact kernel's reference value (the same rules for figures, tables and report)."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+
+def test_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Successful rows evaluated on test data (sigma-selection rows are left out)."""
+    if frame.empty:
+        return frame
+    keep = frame["status"] == "ok" if "status" in frame else pd.Series(True, index=frame.index)
+    if "evaluate_on" in frame:
+        keep &= frame["evaluate_on"].fillna("test") == "test"
+    return frame[keep]
+
+
+def chosen_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows sigma selection chose (`selected`, written by the sweep), or all rows when the
+    sweep chose nothing (a grid: the reader picks, e.g. the best test value as the authors did)."""
+    if "selected" in rows:
+        chosen = rows["selected"].fillna(False).astype(bool)
+        if chosen.any():
+            return rows[chosen]
+    return rows
+
+
+def higher_is_better(rows: pd.DataFrame) -> bool:
+    return rows["metric"].iloc[0] == "accuracy"
+
+
+def edge_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """Chosen rows whose sigma sits at the edge of its grid (the choice may lie beyond it)."""
+    if "sigma_edge" not in rows:
+        return rows.iloc[:0]
+    return rows[rows["sigma_edge"].fillna("").astype(str).isin(["low", "high"])]
+
+
+def spread(rows: pd.DataFrame, x: str, column: str) -> pd.DataFrame:
+    """Mean, min and max of `column` over seeds at each x."""
+    return rows.groupby(x)[column].agg(["mean", "min", "max"]).sort_index()
+
+
+def exact_reference(frame: pd.DataFrame, dataset: str) -> tuple[float | None, str]:
+    """The exact kernel's test performance on `dataset` at its chosen sigma (the best test value
+    when the sweep chose nothing), or a note why there is none."""
+    ok = test_rows(frame)
+    rows = ok[(ok["dataset"] == dataset) & (ok["method"] == "exact")] if len(ok) else ok
+    if len(rows):
+        picked = chosen_rows(rows)
+        kernel = f", {picked['kernel'].iloc[0]}" if "kernel" in picked and picked["kernel"].iloc[0] != "l1" else ""
+        if picked is not rows:
+            on = picked["selected_on"].iloc[0] if "selected_on" in picked else "validation"
+            return float(picked["test_metric"].mean()), f"exact kernel{kernel} (sigma chosen on {on})"
+        value = rows["test_metric"].max() if higher_is_better(rows) else rows["test_metric"].min()
+        return float(value), f"exact kernel{kernel} (best test)"
+    refused = frame[(frame["dataset"] == dataset) & (frame["method"] == "exact")] if "method" in frame else frame
+    if len(refused) and "error" in refused:
+        for text in refused["error"].dropna().astype(str):
+            match = re.search(r"needs about ([0-9.]+ GB)", text)
+            if match:
+                return None, f"exact kernel: needs {match.group(1)}, not run"
+    return None, "exact kernel: not in these results"
+
+
+#: other processes keeping more than this many cores busy during a cell flag its timings
+LOAD_FLAG_CORES = 0.25
+
+
+def disturbed_timings(frame: pd.DataFrame) -> pd.Series:
+    """Rows whose timings were taken under load (other processes busy) or beside other cells."""
+    flags = pd.Series(False, index=frame.index)
+    if "load_other_cores" in frame:
+        flags |= frame["load_other_cores"].fillna(0) > LOAD_FLAG_CORES
+    if "concurrent_cells" in frame:
+        flags |= frame["concurrent_cells"].fillna(0) > 0
+    return flags

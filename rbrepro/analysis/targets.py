@@ -1,0 +1,49 @@
+"""Reaching a target performance: per R, which rows reach it, the least cost among them, and
+Fig. 5's default targets (shared by the figure, its tables and claims 5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def rows_reaching(rows: pd.DataFrame, target: float, better_high: bool,
+                  columns: tuple[str, ...] = ("train_s", "memory_model_entries")) -> pd.DataFrame:
+    """Per R, the seed-mean test performance, the median over seeds (the repeated runs) of each cost
+    column and `runs`, how many rows; only the R whose mean reaches `target` (shared with the tables)."""
+    grouped = rows.groupby("R")
+    table = grouped[list(columns)].median()
+    table.insert(0, "test_metric", grouped["test_metric"].mean())
+    table["runs"] = grouped.size()
+    return table[table["test_metric"] >= target] if better_high else table[table["test_metric"] <= target]
+
+
+def cheapest(rows: pd.DataFrame, targets: list[float], better_high: bool, column: str) -> list[float]:
+    """Per target, the least `column` (train time, memory) among the R that reach it (NaN: none does)."""
+    out = []
+    for t in targets:
+        hit = rows_reaching(rows, t, better_high, (column,))
+        out.append(hit[column].min() if len(hit) else np.nan)
+    return out
+
+
+def ladder(values: np.ndarray, higher_better: bool, n: int = 3) -> list[float]:
+    """Default Fig. 5 targets: n levels from the best worst-case up to the performance every
+    method reaches (values: per method, (worst, best))."""
+    worst = np.array([v[0] for v in values])
+    best = np.array([v[1] for v in values])
+    if higher_better:
+        top, bottom = best.min(), worst.max()
+        return list(np.linspace(min(bottom, top), top, n)) if bottom < top else [float(top)]
+    top, bottom = best.max(), worst.min()
+    return list(np.linspace(max(bottom, top), top, n)) if bottom > top else [float(top)]
+
+
+def targets_for(rows: pd.DataFrame, configured: list[float], better_high: bool) -> list[float]:
+    """The configured targets of a dataset, else the `ladder` over each method's seed-mean
+    performance per R (its worst and best)."""
+    if configured:
+        return list(configured)
+    per_method = [(g.groupby("R")["test_metric"].mean().agg(["min", "max"])) for _, g in rows.groupby("method")]
+    pairs = [(s["min"], s["max"]) if better_high else (s["max"], s["min"]) for s in per_method]
+    return ladder(np.array(pairs), better_high)

@@ -1,0 +1,53 @@
+"""The claims, one by one: each claim in the paper's words, judged by its rule on each run."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from rbrepro.report import claims as C
+from rbrepro.report.markdown import table
+from rbrepro.report.runs import RUNS, protocol_of
+
+#: A results frame without rows: a rule states its thresholds even where nothing is committed yet.
+EMPTY_RESULTS = pd.DataFrame(columns=["status", "evaluate_on", "method", "dataset", "rng", "metric", "sigma", "R",
+                                      "seed", "test_metric", "train_metric", "train_s", "D", "memory_model_entries",
+                                      "selected", "threads", "variant", "rcd_trace"])
+#: The claims, in the paper's words, with the run(s) each is judged on.
+CLAIMS = (
+    (0, "fast convergence: RB's objective gap falls as 1/(kappa R), ahead of other random features' 1/R "
+        "(§3, Theorem 1, eq. 13)", "theory", lambda res, cfg: C.claim0_theorem1(res)),
+    (1, "train and test performance coincide, then diverge as sigma (and D) grows (§5.1, Fig. 3)", "fig3",
+     lambda res, cfg: C.claim1_coincide_then_diverge(res)),
+    (2, "the train time at the best sigma is only slightly above the smallest (§5.1, Fig. 3)", "fig3",
+     lambda res, cfg: C.claim2_best_sigma_is_cheap(res)),
+    (3, "performance converges almost linearly with D as R grows (§5.1, Fig. 4)", "fig4",
+     lambda res, cfg: C.claim3_steady_convergence(res)),
+    (4, "RB is ahead of RF, Nyström and the block approximation at equal R, especially at small R (§5.2, Fig. 5)",
+     "fig5", lambda res, cfg: C.claim4_ahead_at_equal_R(res)),
+    (5, "RB reaches a given accuracy one to three orders of magnitude faster, with less memory (abstract, §5.2, "
+        "Fig. 5)", "fig5", C.claim5_faster_to_target),
+    (6, "the train time of every low-rank method grows linearly with R (§5.2, Fig. 5)", "fig5",
+     lambda res, cfg: C.claim6_linear_in_R(res)),
+    (7, "parallel RCD speeds up almost linearly on RB and not at all on RF (§1, §5.3, Fig. 6)", "fig6",
+     lambda res, cfg: C.claim7_parallel_rcd(res)),
+)
+
+
+def claims_section(loaded_runs: dict) -> tuple[str, list[list]]:
+    """The section, and per claim a row of the verdicts in brief (number, claim, verdict per run)."""
+    sections, summary = [], []
+    for number, text, figure, rule in CLAIMS:
+        verdicts, body, rule_text = [], [], rule(EMPTY_RESULTS, {}).rule
+        for run in RUNS[figure]:
+            loaded = loaded_runs[run]
+            if loaded is None:
+                verdicts.append(f"{protocol_of(run)}: not committed")
+                continue
+            finding = rule(*loaded)
+            verdicts.append(f"{protocol_of(run)}: **{finding.verdict}**")
+            body += [f"From `results/{run}` ({protocol_of(run)}): **{finding.verdict}**.", "",
+                     table(finding.header, finding.rows) if finding.rows else "(nothing to judge)", ""]
+            rule_text = finding.rule
+        summary.append([number, text, "; ".join(verdicts)])
+        sections.append("\n".join([f"### Claim {number}: {text}", "", f"Rule: {rule_text}.", "", *body]).rstrip())
+    return "## The claims, one by one\n\n" + "\n\n".join(sections), summary
