@@ -155,3 +155,74 @@ def test_terminal_escape_codes_from_files_are_not_sent_raw(tmp_path):
     path = tmp_path / "esc\x1b[31m.libsvm"
     proc = run_cli("train", path)
     assert "\x1b[31m" not in proc.stderr and "\\x1b[31m" in proc.stderr
+
+
+def test_figures_refuse_finished_rows_whose_metrics_are_not_finite(tmp_path):
+    import pandas as pd
+
+    from rbrepro.analysis.results import load_results
+
+    rows = pd.DataFrame({"dataset": ["d", "d"], "method": ["rb", "rb"], "sigma": [1.0, 2.0], "R": [8, 8],
+                         "seed": [0, 0], "metric": ["accuracy"] * 2, "train_metric": [90.0, 91.0],
+                         "test_metric": [89.0, float("inf")], "train_s": [0.1, 0.1], "D": [10, 12],
+                         "status": ["ok", "ok"]})
+    rows.to_csv(tmp_path / "results.csv", index=False)
+    with pytest.raises(InvalidParameter, match=r"results.csv:3: test_metric is .inf."):
+        load_results(tmp_path)
+    one_line_error(run_cli("plot", "fig3", tmp_path), "results.csv:3", "test_metric")
+
+
+def test_a_sweep_does_not_replace_a_results_csv_it_did_not_write(tmp_path):
+    (tmp_path / "res").mkdir()
+    foreign = tmp_path / "res" / "results.csv"
+    foreign.write_text("a,b\n1,2\n")
+    one_line_error(run_cli("sweep", "configs/quick.yaml", "--out", tmp_path / "res", "-q",
+                           cwd=__import__("pathlib").Path(__file__).parents[1]), "results.csv", "no sweep wrote")
+    assert foreign.read_text() == "a,b\n1,2\n"
+
+
+def test_a_killed_writer_s_partial_file_is_removed_by_the_next_write(tmp_path):
+    import subprocess
+    import sys
+
+    from rbrepro.data.atomic import write_text_atomic
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    left = tmp_path / f".fig3.pdf.{dead.stdout.strip()}.abc123.part"
+    left.write_text("")
+    live = tmp_path / f".fig3.pdf.{__import__('os').getpid()}.def456.part"  # this process: a live writer's
+    live.write_text("")
+    write_text_atomic(tmp_path / "fig3.pdf", "x")
+    assert not left.exists() and live.exists() and (tmp_path / "fig3.pdf").read_text() == "x"
+
+
+def test_a_decompression_bomb_of_valid_lines_stops_at_the_memory_model(tmp_path):
+    import gzip
+
+    from rbrepro.data.delimited import parse_csv
+    from rbrepro.data.libsvm import parse_libsvm
+
+    bomb = tmp_path / "bomb.libsvm.gz"
+    with gzip.open(bomb, "wb", compresslevel=1) as fh:
+        for _ in range(40):
+            fh.write(b"1 1:1 2:1\n" * 100_000)  # 4 M valid lines from a 200 kB file
+    with pytest.raises(MemoryLimitError, match=r"bomb.libsvm.gz: parsing .* by line"):
+        parse_libsvm(bomb, 0, memory_limit_gb=0.05)
+    assert parse_libsvm(bomb, 0, memory_limit_gb=1.0).X.shape == (4_000_000, 2)
+    csv = tmp_path / "bomb.csv.gz"
+    with gzip.open(csv, "wb", compresslevel=1) as fh:
+        for _ in range(40):
+            fh.write(b"1,0.5,0.25\n" * 100_000)
+    with pytest.raises(MemoryLimitError, match="bomb.csv.gz: reading its CSV text"):
+        parse_csv(csv, memory_limit_gb=0.05)
+
+
+def test_a_dry_run_counts_the_cells_reuse_from_will_take(tmp_path):
+    from pathlib import Path
+
+    root = Path(__file__).parents[1]
+    run_cli("sweep", "configs/quick.yaml", "--out", tmp_path / "a", "-q", "--seed", "0", cwd=root, check=True)
+    out = run_cli("sweep", "configs/quick.yaml", "--out", tmp_path / "b", "--dry-run", "--reuse-from",
+                  tmp_path / "a", cwd=root, check=True).stdout
+    taken = out.count(" reuse ")
+    assert taken > 0 and f"{taken} to take from --reuse-from" in out.splitlines()[-1]

@@ -14,11 +14,35 @@ def _umask() -> int:
     return mask
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def remove_dead_parts(dest: Path) -> list[Path]:
+    """Remove the temporary files that writers of `dest` killed before they could clean up (SIGKILL,
+    power loss) left beside it: `.NAME.PID.*.part` whose process is gone. A live writer's are kept."""
+    removed = []
+    for part in dest.parent.glob(f".{dest.name}.*.part"):
+        pid = part.name[len(dest.name) + 2:].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(FileNotFoundError):
+                part.unlink()
+                removed.append(part)
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_path(dest: Path | str):
     """Yield a temporary path beside `dest`; on success it replaces `dest` atomically.
 
-    A symlink is followed: the file it points to is replaced, the link stays. A destination
+    The temporary name carries the writer's pid, so a later write of `dest` removes what a killed
+    writer left (remove_dead_parts). A symlink is followed: the file it points to is replaced, the link stays. A destination
     that exists but is not a regular file (/dev/null, /dev/stdout, a FIFO) is never replaced:
     the writer writes to it directly, as a shell redirection would."""
     dest = Path(os.path.realpath(dest))
@@ -26,7 +50,8 @@ def atomic_path(dest: Path | str):
         yield dest
         return
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+    remove_dead_parts(dest)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.{os.getpid()}.", suffix=".part", dir=dest.parent)
     os.close(fd)
     os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
     try:

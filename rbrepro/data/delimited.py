@@ -37,11 +37,30 @@ def _is_number(text: str) -> bool:
         return False
 
 
-def _data_lines(path: Path) -> tuple[list[str], list[int]]:
+#: bytes a CSV text costs in memory per byte of text while it is read (the bytes, the decoded text,
+#: its lines, pandas' string frame and the float64 values)
+CSV_BYTES_PER_TEXT_BYTE = 12
+
+
+def _read_checked(fh, path: Path, memory_limit_gb: float | None = None) -> bytes:
+    """The whole text, read in blocks; refused by the memory model once what has come so far shows
+    that parsing it would pass the memory limit (a CSV bomb stops early, naming the file)."""
+    from rbrepro.memory import check_memory
+
+    parts, seen = [], 0
+    for block in iter(lambda: fh.read(1 << 24), b""):
+        seen += len(block)
+        check_memory(f"{path}: reading its CSV text ({seen:,} bytes so far, and counting)",
+                     CSV_BYTES_PER_TEXT_BYTE * seen, memory_limit_gb)
+        parts.append(block)
+    return b"".join(parts)
+
+
+def _data_lines(path: Path, memory_limit_gb: float | None = None) -> tuple[list[str], list[int]]:
     """The lines that hold data (comments and blanks removed) and their 1-based line numbers."""
     try:
         with open_text(path) as fh:
-            raw = fh.read()
+            raw = _read_checked(fh, path, memory_limit_gb)
     except (ParseError, InputFileError):  # they name the file and what is wrong already
         raise
     except (OSError, EOFError, ValueError) as exc:  # truncated archives raise EOFError / lzma errors
@@ -65,11 +84,12 @@ def _fields(line: str) -> list[str]:
     return [field.strip() for field in next(csv.reader([line]), [])]
 
 
-def parse_csv(path: Path, n_features: int = 0, label_column: int | None = 0) -> Parsed:
+def parse_csv(path: Path, n_features: int = 0, label_column: int | None = 0,
+              memory_limit_gb: float | None = None) -> Parsed:
     """Parse a CSV file; n_features 0 = as many as the file has. `label_column`: the label's column
     (0, the first, by default; -1 the last), or None for rows without a label (y is then NaN)."""
     path = Path(path)
-    lines, numbers = _data_lines(path)
+    lines, numbers = _data_lines(path, memory_limit_gb)
     fields = _fields(lines[0]) if lines else []
     header = bool(fields) and all(fields) and not any(map(_is_number, fields))
     header_line = numbers[0] if header else 0

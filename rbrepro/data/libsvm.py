@@ -67,10 +67,25 @@ class _Repairing:
         return data
 
 
-def _parse_stream(fh, n_features: int, name: str, block_bytes: int) -> tuple[sp.csr_matrix, np.ndarray]:
+#: bytes the parsed arrays hold per row (label, pair count) and per index:value pair (int32 + float32)
+BYTES_PER_ROW, BYTES_PER_PAIR = 16, 8
+
+
+def _check_parse_memory(name: str, line: int, rows: int, pairs: int, memory_limit_gb: float | None = None) -> None:
+    """Refuse, as soon as the arrays parsed so far show it, a file whose arrays (held in parts, then
+    joined: twice their size at the end) would pass the memory limit: a decompression bomb of valid
+    lines stops here in seconds, naming the file and the line reached, instead of running out of memory."""
+    from rbrepro.memory import check_memory
+
+    check_memory(f"{name}: parsing ({rows:,} rows and {pairs:,} values by line {line:,}, and counting)",
+                 2.0 * (BYTES_PER_ROW * rows + BYTES_PER_PAIR * pairs), memory_limit_gb)
+
+
+def _parse_stream(fh, n_features: int, name: str, block_bytes: int,
+                  memory_limit_gb: float | None = None) -> tuple[sp.csr_matrix, np.ndarray]:
     """Parse a binary LIBSVM stream block by block (never the whole text in memory)."""
     labels_parts, counts_parts, index_parts, value_parts = [], [], [], []
-    lines_before = 0
+    lines_before = held_rows = held_pairs = 0
     tail = b""
     while True:
         chunk = fh.read(block_bytes)
@@ -104,6 +119,8 @@ def _parse_stream(fh, n_features: int, name: str, block_bytes: int) -> tuple[sp.
             raise ParseError(f"{name}:{line}: {_k.MESSAGES[code]}"
                              + (f" ({n_features})" if code == _k.INDEX_TOO_LARGE else "") + f": {snippet!r}")
         lines_before += block.count(b"\n")
+        held_rows, held_pairs = held_rows + rows, held_pairs + nnz
+        _check_parse_memory(name, lines_before, held_rows, held_pairs, memory_limit_gb)
         labels_parts.append(labels[:rows].copy())
         counts_parts.append(counts[:rows].copy())
         index_parts.append(indices[:nnz].copy())
@@ -122,7 +139,7 @@ def _parse_stream(fh, n_features: int, name: str, block_bytes: int) -> tuple[sp.
 
 
 def parse_libsvm(path: Path, n_features: int, block_bytes: int = BLOCK_BYTES,
-                 repairs: tuple[tuple[bytes, bytes], ...] = ()) -> Parsed:
+                 repairs: tuple[tuple[bytes, bytes], ...] = (), memory_limit_gb: float | None = None) -> Parsed:
     """Parse a one-based LIBSVM file (plain, .bz2, .xz or .gz) into float32 features and labels.
 
     Streams the decompressed text in blocks, so memory holds the arrays, never the text.
@@ -134,7 +151,7 @@ def parse_libsvm(path: Path, n_features: int, block_bytes: int = BLOCK_BYTES,
     try:
         with open_text(path) as raw:
             fh = _Repairing(raw, repairs) if repairs else raw
-            X, y = _parse_stream(fh, n_features, str(path), block_bytes)
+            X, y = _parse_stream(fh, n_features, str(path), block_bytes, memory_limit_gb)
     except (OSError, EOFError, lzma.LZMAError) as exc:
         raise ParseError(f"{path}: cannot read the file ({type(exc).__name__}: {exc}); "
                          "is it truncated or not in the format its suffix says?") from exc

@@ -27,6 +27,7 @@ from rbrepro.data.generated import generated_origin, generated_rows
 from rbrepro.data.inputs import redact
 from rbrepro.data.registry import REGISTRY, TASKS, DataFile, DatasetSpec, get_spec
 from rbrepro.errors import InvalidParameter, MissingData, RbreproError
+from rbrepro.memory import MemoryLimitError
 from rbrepro.vocabulary import SCALINGS
 
 log = logging.getLogger(__name__)
@@ -125,7 +126,7 @@ def _source_digest(path: Path) -> str:
 
 
 def load_parsed(raw: Path, n_features: int, cache_dir: Path, fmt: str = "libsvm", key: str | None = None,
-                repairs: tuple = (), label_column: int = 0) -> libsvm.Parsed:
+                repairs: tuple = (), label_column: int = 0, memory_limit_gb: float | None = None) -> libsvm.Parsed:
     """Parse a raw file once; later calls read the hash-checked binary cache (cache_dir/<key>.npz).
     `repairs`: the registry's known defects of this file, repaired exactly (libsvm.parse_libsvm);
     `label_column`: a CSV's label column (a parse with another column is cached apart)."""
@@ -138,8 +139,8 @@ def load_parsed(raw: Path, n_features: int, cache_dir: Path, fmt: str = "libsvm"
             log.debug("%s: parsed rows read from the cache %s", raw.name, cache)
         if parsed is None or (n_features and parsed.X.shape[1] != n_features):
             log.info("%s: parsing (the cache is missing or older than the file)", raw.name)
-            parsed = parse_csv(raw, n_features, label_column) if fmt == "csv" else \
-                libsvm.parse_libsvm(raw, n_features, repairs=repairs)
+            parsed = parse_csv(raw, n_features, label_column, memory_limit_gb) if fmt == "csv" else \
+                libsvm.parse_libsvm(raw, n_features, repairs=repairs, memory_limit_gb=memory_limit_gb)
             libsvm.save_cache(parsed, cache, digest)
     return parsed
 
@@ -164,7 +165,7 @@ LABEL_LIMIT = 1e100
 SUSPECT_WIDTH = 1_000_000
 
 
-def _check_content(where: str, parsed: libsvm.Parsed, declared_width: int) -> None:
+def _check_parsed(where: str, parsed: libsvm.Parsed, declared_width: int) -> None:
     """What the parser accepts line by line but no model can use: no feature at all, labels whose
     squares overflow, or a width (the largest feature index) far beyond what the rows hold."""
     X, y = parsed.X, np.asarray(parsed.y)
@@ -348,7 +349,7 @@ def split_sizes(n: int, spec: DatasetSpec) -> int:
 
 def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bool = True, progress: bool = True,
                  datasets_file=None, scaling: str = "default", test_file: str | Path | None = None,
-                 label_column: int | None = None, task: str = "auto") -> Dataset:
+                 label_column: int | None = None, task: str = "auto", memory_limit_gb: float | None = None) -> Dataset:
     """Load a dataset ready for training (split and scaled per docs/design.md §3).
 
     `name` is a registry name, a name from a datasets YAML file (`datasets_file` or
@@ -362,7 +363,8 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
     a file too (a registered dataset has its own test split). `label_column`: a CSV file's label
     column (0 the first, the default; -1 the last) for a file named here (a datasets file says it
     with `label_column:`). `task`: regression, binary or multiclass for the user's own data
-    ("auto": the registry's or a datasets file's, else inferred from the labels).
+    ("auto": the registry's or a datasets file's, else inferred from the labels). `memory_limit_gb`:
+    the limit parsing is held to (rbrepro.memory; a file whose arrays would pass it stops early).
     """
     if scaling not in SCALINGS:
         raise InvalidParameter(f"scaling {scaling!r} is not available; choose from {', '.join(SCALINGS)}")
@@ -395,14 +397,15 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
             raw = root / "raw" / f.path
             try:
                 parsed[role] = load_parsed(raw, spec.n_features, root / "cache", f.format, key=f.path,
-                                           repairs=f.repairs, label_column=f.label_column)
-            except libsvm.ParseError as exc:
+                                           repairs=f.repairs, label_column=f.label_column,
+                                           memory_limit_gb=memory_limit_gb)
+            except (libsvm.ParseError, MemoryLimitError) as exc:
                 if not f.url:
                     raise
                 # a user's file is parsed from its copy under raw/user/: name the file the user gave
-                raise libsvm.ParseError(str(exc).replace(str(raw), redact(f.url))) from None
+                raise type(exc)(str(exc).replace(str(raw), redact(f.url))) from None
             _check_rows(raw, parsed[role], f)
-            _check_content(redact(f.url) if f.url else str(raw), parsed[role], spec.n_features)
+            _check_parsed(redact(f.url) if f.url else str(raw), parsed[role], spec.n_features)
         train, test, val = parsed["train"], parsed.get("test"), parsed.get("val")
 
     class_names = train.classes

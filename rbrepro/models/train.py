@@ -62,7 +62,8 @@ def train(params: CellParams, *, lam: float | None = None, l1: float | None = No
 
         raise InvalidParameter("--l1 is the weight of the rcd solver's L1 term; add --solver rcd (ridge uses --lam)")
     data = load_dataset(params.dataset, data_dir, mirror, progress=progress, datasets_file=datasets_file,
-                        scaling=params.scaling, test_file=test_file, label_column=label_column, task=task)
+                        scaling=params.scaling, test_file=test_file, label_column=label_column, task=task,
+                        memory_limit_gb=params.memory_limit_gb)
     weight = (DEFAULT_L1 if l1 is None else l1) if rcd else (data.info["spec"].lam if lam is None else lam)
     params = replace(params, dataset=data.name, lam=weight)
     chosen = None

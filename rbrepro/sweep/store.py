@@ -61,6 +61,10 @@ def claim_folder(out: Path, name: str) -> None:
     """Refuse a folder whose results are another config's: a sweep would replace its results.csv."""
     resolved = Path(out) / "config.resolved.yaml"
     if not resolved.exists():
+        if (Path(out) / CSV_NAME).exists():
+            raise FolderOfAnotherSweep(f"{Path(out) / CSV_NAME}: a results CSV that no sweep wrote here (no "
+                                       f"config.resolved.yaml beside it), which this sweep would replace; move it "
+                                       f"or give the sweep its own --out folder")
         return
     import yaml
 
