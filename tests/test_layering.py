@@ -15,7 +15,7 @@ LAYERS = [
     {"rbrepro.data"},
     {"rbrepro.features", "rbrepro.solvers"},
     {"rbrepro.models"},
-    {"rbrepro.sweep", "rbrepro.published"},
+    {"rbrepro.sweep", "rbrepro.published", "rbrepro.distributed"},
     {"rbrepro.plots", "rbrepro.theory"},
     {"rbrepro.report"},
     {"rbrepro.cli", "rbrepro.__main__"},

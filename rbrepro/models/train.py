@@ -17,13 +17,14 @@ DEFAULT_L1 = 1e-4
 
 def train(params: CellParams, *, lam: float | None = None, l1: float | None = None, data_dir=None, mirror=None,
           datasets_file=None, test_file=None, label_column: int | None = None, save_model: Path | None = None,
-          progress: bool = True) -> dict:
+          progress: bool = True, wrap=None) -> dict:
     """Fit the model `params` describe on `params.dataset` (a name or a file) and return its row.
 
     `lam` is the ridge lambda (default: the dataset's); `l1` the rcd solver's L1 weight (default
     DEFAULT_L1); the two never stand for each other. `test_file` and `label_column` are for a
     data file named directly (data.load.load_dataset). With `save_model`, the fitted model is
-    written there (no pickle) and the row says where (`model_path`)."""
+    written there (no pickle) and the row says where (`model_path`). `wrap`: run_cell's (a distributed
+    fit's meta-estimator around the model; its `estimator_` is what is saved)."""
     from rbrepro.data.load import load_dataset
 
     params.validate()
@@ -37,16 +38,17 @@ def train(params: CellParams, *, lam: float | None = None, l1: float | None = No
     weight = (DEFAULT_L1 if l1 is None else l1) if rcd else (data.info["spec"].lam if lam is None else lam)
     params = replace(params, dataset=data.name, lam=weight)
     models: list = []
-    row = run_cell(params, data, model_out=models)
+    row = run_cell(params, data, model_out=models, wrap=wrap)
+    model = getattr(models[0], "estimator_", models[0])  # a wrapper's fitted estimator, else the model
     names = data.info.get("class_names")
-    if names and getattr(models[0], "classes_", None) is not None:  # trained on indices: the model says names
-        models[0].classes_ = np.asarray(names)[models[0].classes_.astype(np.int64)]
+    if names and getattr(model, "classes_", None) is not None:  # trained on indices: the model says names
+        model.classes_ = np.asarray(names)[model.classes_.astype(np.int64)]
         row["classes"] = ",".join(names)
     if save_model:
         from rbrepro.models.persist import data_fingerprint
         from rbrepro.models.persist import save_model as save
 
-        path = save(models[0], save_model, data.name, data.n_features, data.task, data.info.get("scaler"),
+        path = save(model, save_model, data.name, data.n_features, data.task, data.info.get("scaler"),
                     data_fingerprint(data.X_train, data.y_train), data.scaling)
         row["model_path"] = str(path)
     return row

@@ -1,0 +1,108 @@
+"""`DistributedRidge`: a feature-ridge estimator (RB, RF, Nystrom) fitted and applied on a dask
+cluster, in scikit-learn's meta-estimator style: `estimator` is cloned into `estimator_`, which
+after `fit` is the same fitted model as `estimator.fit(X, y)` on one machine (weights to rounding)
+and can be saved, loaded and used without the cluster."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.utils.validation import check_is_fitted
+
+from rbrepro.distributed.cluster import STEP_TIMEOUT_S, Runner
+from rbrepro.distributed.fit import check_distributable, fit_across
+from rbrepro.distributed.partitions import RowBlock, split_rows
+from rbrepro.models import targets
+
+
+def _scores_block(block: RowBlock, model) -> np.ndarray:
+    """On a worker: the decision values (n x C) of a block of rows."""
+    if block.n_rows == 0:
+        return np.empty((0, model.coef_.shape[1]))
+    return model._scores(model._validate_predict(block.X))
+
+
+def _warm_up(model, X) -> None:
+    model.warm_up(X)
+
+
+class DistributedRidge(MetaEstimatorMixin, BaseEstimator):
+    """Fit `estimator` across the workers of `client` (a dask.distributed Client).
+
+    Parameters
+    ----------
+    estimator : an unfitted RandomBinning*, RandomFourier* or Nystrom* estimator.
+    client : distributed.Client
+    n_partitions : int or None
+        Row partitions (None: one per worker).
+    timeout_s : float
+        Seconds one step (featurizing, a CG step, a prediction) may take before the fit stops.
+
+    Attributes
+    ----------
+    estimator_ : the fitted estimator. Its fitted attributes (coef_, features_, classes_ ...) are
+    also read through this object.
+    workers_, partitions_, bytes_per_cg_step_ : the cluster used and the bytes moved per CG step.
+    """
+
+    def __init__(self, estimator, *, client, n_partitions=None, timeout_s=STEP_TIMEOUT_S):
+        self.estimator = estimator
+        self.client = client
+        self.n_partitions = n_partitions
+        self.timeout_s = timeout_s
+
+    def __getattr__(self, name):  # the fitted estimator's attributes (coef_, classes_, ...) read through
+        inner = self.__dict__.get("estimator_")
+        if inner is not None and name.endswith("_") and not name.startswith("__"):
+            return getattr(inner, name)
+        raise AttributeError(name)
+
+    def _runner(self) -> Runner:
+        return Runner(self.client, self.timeout_s)
+
+    def fit(self, X, y):
+        """Split (X, y) into contiguous row partitions and fit on the workers."""
+        runner = self._runner()
+        n_parts = self.n_partitions or max(1, len(runner.worker_memory()))
+        return self.fit_partitions(split_rows(X, y, n_parts))
+
+    def fit_partitions(self, sources: list):
+        """Fit on row partitions already cut (RowBlock or any source with load(), n_rows, n_features,
+        nbytes()), in row order."""
+        model = clone(self.estimator)
+        model._label_layout = self.__dict__.get("_label_layout", model._label_layout)
+        check_distributable(model)
+        stats = fit_across(model, self._runner(), sources)
+        self.estimator_ = model
+        self.workers_, self.partitions_, self.bytes_per_cg_step_ = (stats["workers"], stats["partitions"],
+                                                                    stats["bytes_per_cg_step"])
+        return self
+
+    def _scores(self, X) -> np.ndarray:
+        check_is_fitted(self, "estimator_")
+        runner = self._runner()
+        blocks = split_rows(X, np.zeros(X.shape[0]), self.partitions_)
+        return np.concatenate(runner.gather(runner.map(_scores_block, blocks, self.estimator_), "predicting"))
+
+    def decision_function(self, X) -> np.ndarray:
+        scores = self._scores(X)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X) -> np.ndarray:
+        """Predictions computed on the workers, each on its block of rows."""
+        scores = self._scores(X)
+        return targets.decode(scores, getattr(self.estimator_, "classes_", None))
+
+    def predict_train(self) -> np.ndarray:
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.predict_train()
+
+    def cost(self) -> dict:
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.cost()
+
+    def warm_up(self, X) -> None:
+        """Compile (or load from numba's cache) the kernels here and on every worker."""
+        self.estimator.warm_up(X)
+        probe = clone(self.estimator)
+        self.client.run(_warm_up, probe, X[:8])

@@ -1,0 +1,86 @@
+"""Rows split into partitions, each read, checked and turned into targets on a worker.
+
+A partition's source travels inside the task that reads it, so when a worker dies the scheduler
+reads the partition again on another (a fit never depends on data that lived only on one worker).
+Partitions are contiguous row ranges in order: merging them in order gives the single-process
+numbering of Random Binning's bins (first appearance over rows 0 ... N-1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils import check_array
+
+from rbrepro.errors import InvalidParameter
+from rbrepro.features.random_binning import canonical_rows
+from rbrepro.models import targets
+
+
+@dataclass(frozen=True, eq=False)
+class RowBlock:
+    """Rows held in memory (a dense array or CSR matrix) and their labels."""
+
+    X: object
+    y: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    def nbytes(self) -> int:
+        X = self.X
+        return int(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) if hasattr(X, "indptr") else int(X.nbytes)
+
+    def load(self):
+        return self.X, self.y
+
+
+def split_rows(X, y, n_partitions: int) -> list[RowBlock]:
+    """n_partitions contiguous row blocks of (X, y), as even as can be (empty ones where rows run out)."""
+    if int(n_partitions) < 1:
+        raise InvalidParameter(f"partitions must be a positive integer, got {n_partitions!r}")
+    y = np.asarray(y)
+    if y.shape[0] != X.shape[0]:
+        raise InvalidParameter(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
+    bounds = np.linspace(0, X.shape[0], int(n_partitions) + 1).astype(np.int64)
+    return [RowBlock(X[lo:hi], y[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def load_partition(source, n_features: int):
+    """On a worker: the source's rows, checked as the estimators check theirs (finite float rows, CSR
+    in canonical form), and its labels."""
+    X, y = source.load()
+    X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", ensure_min_samples=0)
+    if X.shape[1] != n_features:
+        raise InvalidParameter(f"a partition has {X.shape[1]} features, the others {n_features}")
+    return canonical_rows(X), np.asarray(y)
+
+
+def labels_of(part, task: str) -> np.ndarray:
+    """On a worker: the distinct labels of a partition (classification), to find every class of the fit."""
+    y = part[1]
+    return np.unique(y) if task == "classification" and y.size else np.empty(0, dtype=y.dtype)
+
+
+def encode_targets(part, task: str, layout: str, classes) -> np.ndarray:
+    """On a worker: the partition's targets against the classes of all partitions (a class absent
+    here still has its column)."""
+    y = part[1]
+    if y.size == 0:
+        return np.empty((0, 1 if classes is None or len(classes) == 2 else len(classes)))
+    return targets.encode(y, task, layout, classes=classes)[0]
+
+
+def column_sums(Y: np.ndarray) -> np.ndarray:
+    return Y.sum(axis=0)
+
+
+def take_rows(part, rows: np.ndarray):
+    """On a worker: some of a partition's rows (Nystrom's landmarks)."""
+    return part[0][rows]
