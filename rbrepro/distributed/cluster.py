@@ -9,6 +9,7 @@ import contextlib
 import logging
 import socket
 import uuid
+import warnings
 from urllib.parse import urlparse
 
 from rbrepro.distributed.errors import ClusterTimeout, ClusterUnavailable, WorkerLost
@@ -97,8 +98,14 @@ class Runner:
         self._count = 0
 
     def submit(self, fn, *args):
+        """fn(*args) on a worker. Arrays travel inside the task on purpose (dask warns about large
+        graphs): the scheduler keeps them, so it can rerun the task when the worker holding its result
+        dies, where scattered data would be lost with it."""
         self._count += 1
-        return self.client.submit(fn, *args, key=f"rbrepro-{fn.__name__}-{self._tag}-{self._count}", pure=False)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+            return self.client.submit(fn, *args, key=f"rbrepro-{fn.__name__}-{self._tag}-{self._count}",
+                                      pure=False)
 
     def map(self, fn, items, *args) -> list:
         """fn(item, *args) for each item, one task each (items may be futures)."""
