@@ -23,6 +23,7 @@ from rbrepro.distributed import (
     NotDistributable,
     RowBlock,
     WorkerLost,
+    npy_partitions,
     open_cluster,
     split_rows,
 )
@@ -110,6 +111,17 @@ def test_a_partition_with_no_rows_and_a_class_absent_from_one(client):
     np.testing.assert_array_equal(dist.classes_, single.classes_)
     np.testing.assert_allclose(dist.coef_, single.coef_, rtol=0, atol=1e-10 * np.abs(single.coef_).max())
     assert len(split_rows(X[:2], y[:2], 3)) == 3  # more partitions than rows: empty ones
+
+
+def test_partitions_read_from_files_on_the_workers(client, tmp_path):
+    X, y = _problem(seed=6)
+    np.save(tmp_path / "X.npy", X.astype(np.float32))
+    np.save(tmp_path / "y.npy", y)
+    est = RandomBinningClassifier(n_grids=8, sigma=2.0, random_state=1, maxit=4)
+    dist = DistributedRidge(est, client=client).fit_partitions(npy_partitions(tmp_path / "X.npy", tmp_path / "y.npy", 3))
+    single = est.fit(X.astype(np.float32), y)
+    _same_binning(single, dist, X.astype(np.float32))
+    np.testing.assert_allclose(dist.coef_, single.coef_, rtol=0, atol=1e-10 * np.abs(single.coef_).max())
 
 
 def test_block_and_exact_are_refused_in_one_line(client):

@@ -11,8 +11,8 @@ reductions), `fit` and `estimator` (the model), `train` (the command line's row)
 from rbrepro.distributed.cluster import Runner, open_cluster, parse_cluster
 from rbrepro.distributed.errors import ClusterTimeout, ClusterUnavailable, NotDistributable, WorkerLost
 from rbrepro.distributed.estimator import DistributedRidge
-from rbrepro.distributed.partitions import RowBlock, split_rows
+from rbrepro.distributed.partitions import NpyRows, RowBlock, npy_partitions, split_rows
 from rbrepro.distributed.train import train_on_cluster
 
-__all__ = ["ClusterTimeout", "ClusterUnavailable", "DistributedRidge", "NotDistributable", "RowBlock", "Runner",
-           "WorkerLost", "open_cluster", "parse_cluster", "split_rows", "train_on_cluster"]
+__all__ = ["ClusterTimeout", "ClusterUnavailable", "DistributedRidge", "NotDistributable", "NpyRows", "RowBlock",
+           "Runner", "WorkerLost", "npy_partitions", "open_cluster", "parse_cluster", "split_rows", "train_on_cluster"]

@@ -41,14 +41,56 @@ class RowBlock:
         return self.X, self.y
 
 
+@dataclass(frozen=True)
+class NpyRows:
+    """Rows [lo, hi) of an (n x d) X and (n,) y stored as .npy files, read on the worker (memory
+    mapped, so only these rows are read): the partition's data never passes through the client or
+    the scheduler, and a lost worker's rows are read again from the files."""
+
+    X_path: str
+    y_path: str
+    lo: int
+    hi: int
+    n_features: int
+    itemsize: int
+
+    @property
+    def n_rows(self) -> int:
+        return self.hi - self.lo
+
+    def nbytes(self) -> int:
+        return self.n_rows * self.n_features * self.itemsize
+
+    def load(self):
+        X = np.load(self.X_path, mmap_mode="r")
+        y = np.load(self.y_path, mmap_mode="r")
+        return np.ascontiguousarray(X[self.lo:self.hi]), np.array(y[self.lo:self.hi])
+
+
+def npy_partitions(X_path, y_path, n_partitions: int) -> list[NpyRows]:
+    """n_partitions contiguous row ranges of X_path / y_path (.npy files every worker can read)."""
+    X = np.load(X_path, mmap_mode="r")
+    y = np.load(y_path, mmap_mode="r")
+    if X.ndim != 2 or y.shape[0] != X.shape[0]:
+        raise InvalidParameter(f"{X_path} must hold an n x d array and {y_path} its n labels, got shapes "
+                               f"{X.shape} and {y.shape}")
+    bounds = _bounds(X.shape[0], n_partitions)
+    return [NpyRows(str(X_path), str(y_path), int(lo), int(hi), int(X.shape[1]), int(X.dtype.itemsize))
+            for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def _bounds(n_rows: int, n_partitions: int) -> np.ndarray:
+    if isinstance(n_partitions, bool) or not isinstance(n_partitions, (int, np.integer)) or n_partitions < 1:
+        raise InvalidParameter(f"partitions must be a positive integer, got {n_partitions!r}")
+    return np.linspace(0, n_rows, int(n_partitions) + 1).astype(np.int64)
+
+
 def split_rows(X, y, n_partitions: int) -> list[RowBlock]:
     """n_partitions contiguous row blocks of (X, y), as even as can be (empty ones where rows run out)."""
-    if int(n_partitions) < 1:
-        raise InvalidParameter(f"partitions must be a positive integer, got {n_partitions!r}")
     y = np.asarray(y)
     if y.shape[0] != X.shape[0]:
         raise InvalidParameter(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
-    bounds = np.linspace(0, X.shape[0], int(n_partitions) + 1).astype(np.int64)
+    bounds = _bounds(X.shape[0], n_partitions)
     return [RowBlock(X[lo:hi], y[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
