@@ -52,6 +52,8 @@ def check_worker_memory(runner, method: str, R: int, sources: list, n_features: 
     biggest = max(range(len(sources)), key=lambda i: sources[i].n_rows)
     n = sources[biggest].n_rows
     estimate = featurize_memory(method, n, n_features, R) + sources[biggest].nbytes()
+    if method == "rb":  # the local ids stay while their global copy is written
+        estimate += 4.0 * n * R
     if estimate > limit:
         raise MemoryLimitError(f"partition {biggest} ({n:,} rows) needs about {estimate / GB:.2f} GB to featurize at "
                                f"R = {R}, more than the {limit / GB:.2f} GB memory limit of dask worker {address}; "
