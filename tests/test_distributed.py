@@ -124,6 +124,17 @@ def test_partitions_read_from_files_on_the_workers(client, tmp_path):
     np.testing.assert_allclose(dist.coef_, single.coef_, rtol=0, atol=1e-10 * np.abs(single.coef_).max())
 
 
+def test_a_dask_array_is_fitted_chunk_by_chunk(client):
+    da = pytest.importorskip("dask.array")
+    X, y = _problem(seed=7)
+    est = RandomBinningClassifier(n_grids=8, sigma=2.0, random_state=2, maxit=4)
+    dist = DistributedRidge(est, client=client).fit(da.from_array(X, chunks=(400, 2)), y)
+    single = est.fit(X, y)
+    assert dist.partitions_ == 4  # 1500 rows in chunks of 400
+    _same_binning(single, dist, X)
+    np.testing.assert_allclose(dist.coef_, single.coef_, rtol=0, atol=1e-10 * np.abs(single.coef_).max())
+
+
 def test_block_and_exact_are_refused_in_one_line(client):
     X, y = _problem(n=50)
     with pytest.raises(NotDistributable, match="does not fit across machines: independent-block") as info:

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from rbrepro.distributed.cluster import STEP_TIMEOUT_S, Runner
 from rbrepro.distributed.fit import check_distributable, fit_across
-from rbrepro.distributed.partitions import RowBlock, split_rows
+from rbrepro.distributed.partitions import RowBlock, dask_partitions, split_rows
 from rbrepro.models import targets
 
 
@@ -20,6 +20,10 @@ def _scores_block(block: RowBlock, model) -> np.ndarray:
     if block.n_rows == 0:
         return np.empty((0, model.coef_.shape[1]))
     return model._scores(model._validate_predict(block.X))
+
+
+def _is_dask_array(X) -> bool:
+    return type(X).__module__.startswith("dask.array")
 
 
 def _warm_up(model, X) -> None:
@@ -61,7 +65,10 @@ class DistributedRidge(MetaEstimatorMixin, BaseEstimator):
         return Runner(self.client, self.timeout_s)
 
     def fit(self, X, y):
-        """Split (X, y) into contiguous row partitions and fit on the workers."""
+        """Fit on the workers: X a dask array (one partition per row chunk, computed where dask puts
+        it), or rows here split into contiguous partitions."""
+        if _is_dask_array(X):
+            return self.fit_partitions(dask_partitions(self.client, X, y))
         runner = self._runner()
         n_parts = self.n_partitions or max(1, len(runner.worker_memory()))
         return self.fit_partitions(split_rows(X, y, n_parts))

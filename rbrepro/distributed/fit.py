@@ -114,7 +114,7 @@ def fit_across(model, runner, sources: list) -> dict:
     check_worker_memory(runner, method, R, sources, d)
     model.solver_, model.center_ = model.solver, bool(model.center)
     t0 = time.perf_counter()
-    parts = runner.map(load_partition, sources, d)
+    parts = [runner.submit(load_partition, s, d, *getattr(s, "inputs", ())) for s in sources]
     encoded, classes, model.y_mean_ = _targets(model, runner, parts, model._task, n)
     model.features_ = model._feature_map()
     if method == "rb":

@@ -94,10 +94,41 @@ def split_rows(X, y, n_partitions: int) -> list[RowBlock]:
     return [RowBlock(X[lo:hi], y[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
-def load_partition(source, n_features: int):
-    """On a worker: the source's rows, checked as the estimators check theirs (finite float rows, CSR
-    in canonical form), and its labels."""
-    X, y = source.load()
+@dataclass(frozen=True, eq=False)
+class DaskChunks:
+    """A row chunk of a dask array X and its labels: `inputs` are dask futures of the two chunks,
+    handed to the reading task as its arguments (the scheduler recomputes them if they are lost)."""
+
+    inputs: tuple
+    n_rows: int
+    n_features: int
+    itemsize: int
+
+    def nbytes(self) -> int:
+        return self.n_rows * self.n_features * self.itemsize
+
+    def load(self, X, y):
+        return X, y
+
+
+def dask_partitions(client, X, y) -> list[DaskChunks]:
+    """One partition per row chunk of the dask array X (its columns in one chunk), y chunked alike."""
+    import dask.array as da
+
+    if X.ndim != 2:
+        raise InvalidParameter(f"X must be a 2-d dask array, got {X.ndim} dimensions")
+    X = X.rechunk({1: -1})
+    y = (y if isinstance(y, da.Array) else da.from_array(np.asarray(y), chunks=-1)).rechunk((X.chunks[0],))
+    futures = client.compute([*X.to_delayed().ravel(), *y.to_delayed().ravel()])
+    n = len(X.chunks[0])
+    return [DaskChunks((futures[i], futures[n + i]), int(rows), int(X.shape[1]), int(X.dtype.itemsize))
+            for i, rows in enumerate(X.chunks[0])]
+
+
+def load_partition(source, n_features: int, *inputs):
+    """On a worker: the source's rows (`inputs`: what dask computed for it), checked as the
+    estimators check theirs (finite float rows, CSR in canonical form), and its labels."""
+    X, y = source.load(*inputs)
     X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", ensure_min_samples=0)
     if X.shape[1] != n_features:
         raise InvalidParameter(f"a partition has {X.shape[1]} features, the others {n_features}")
