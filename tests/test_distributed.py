@@ -180,6 +180,30 @@ def test_the_cli_says_so_in_one_line(tmp_path):
     assert time.perf_counter() - t0 < 60
 
 
+def test_a_sweep_config_names_a_cluster_and_its_cells_fit_there(tmp_path):
+    from rbrepro.models.cell import CellParams
+    from rbrepro.sweep.config import ConfigError, parse_config
+    from rbrepro.sweep.worker import run_cell_task
+    from tests.conftest import make_binary_problem, write_libsvm
+
+    text = "name: t\nmethods: [rb, rf]\ncluster: local:2\ndatasets:\n  ijcnn1: {R: 8, sigma: [1.0]}\n"
+    assert parse_config(text).cluster == "local:2"
+    assert parse_config(text).to_dict()["cluster"] == "local:2"
+    with pytest.raises(ConfigError, match=r"<config>:3: cluster: exact does not fit across machines"):
+        parse_config(text.replace("[rb, rf]", "[rb, exact]"))
+    with pytest.raises(ConfigError, match="cluster: expected local:N or tcp://HOST:PORT"):
+        parse_config(text.replace("local:2", "local:none"))
+    X, y = make_binary_problem(300, 4, 1)
+    path = str(write_libsvm(tmp_path / "toy.libsvm", X, y))
+    params = CellParams(dataset=path, method="rb", R=8, sigma=2.0, maxit=5)
+    with distributed.LocalCluster(n_workers=1, processes=False, protocol="tcp", host="127.0.0.1",
+                                  dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+        row = run_cell_task(params, path, cluster=cluster.scheduler_address)
+    alone = run_cell_task(params, path)
+    assert row["status"] == "ok", row.get("error")
+    assert (row["D"], row["test_metric"], row["workers"], row["partitions"]) == (alone["D"], alone["test_metric"], 1, 1)
+
+
 class _DieOnce(RowBlock):
     """Rows whose first reading kills the worker process reading them (a marker file says it did)."""
 
