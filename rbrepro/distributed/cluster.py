@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import socket
 import uuid
 import warnings
@@ -74,8 +75,11 @@ def open_cluster(spec: str, timeout_s: float = CONNECT_TIMEOUT_S, memory_limit="
     if kind == "local":
         from distributed import Client, LocalCluster
 
+        cores = str(max(1, (os.cpu_count() or 1) // value))  # the cores shared out: no worker oversubscribes
         cluster = LocalCluster(n_workers=value, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=None, memory_limit=memory_limit, silence_logs=logging.ERROR)
+                               dashboard_address=None, memory_limit=memory_limit, silence_logs=logging.ERROR,
+                               env={"NUMBA_NUM_THREADS": cores, "OMP_NUM_THREADS": cores,
+                                    "OPENBLAS_NUM_THREADS": cores, "MKL_NUM_THREADS": cores})
         client = Client(cluster, timeout=f"{timeout_s}s")
     else:
         client = connect(value, timeout_s)
