@@ -18,10 +18,12 @@ import numpy as np
 import pytest
 
 from rbrepro.distributed import (
+    ClusterTimeout,
     ClusterUnavailable,
     DistributedRidge,
     NotDistributable,
     RowBlock,
+    Runner,
     WorkerLost,
     npy_partitions,
     open_cluster,
@@ -161,6 +163,13 @@ def test_too_little_worker_memory_is_refused_before_any_work():
         with pytest.raises(MemoryLimitError, match="memory limit of dask worker"):
             DistributedRidge(RandomBinningClassifier(n_grids=64), client=small).fit(X, y)
         assert not small.who_has()  # nothing was submitted
+
+
+def test_a_step_that_hangs_is_stopped_by_its_timeout(client):
+    t0 = time.perf_counter()
+    with pytest.raises(ClusterTimeout, match="CG step 1 did not finish within 0.3 s"):
+        Runner(client, timeout_s=0.3).gather([Runner(client).submit(time.sleep, 1.0)], "CG step 1")
+    assert time.perf_counter() - t0 < 1.0
 
 
 def _closed_port() -> int:

@@ -131,8 +131,10 @@ class Runner:
                              f"{exc.allowed_failures} before it (task {exc.task}); the fit was stopped, "
                              "nothing was fitted") from None
         except (DaskTimeout, TimeoutError):
-            raise ClusterTimeout(f"{what} did not finish within {self.timeout_s:g} s on "
-                                 f"{len(self.worker_memory())} dask workers") from None
+            for future in futures:
+                future.cancel()
+            raise ClusterTimeout(f"{what} did not finish within {self.timeout_s:g} s (a worker hangs, or the "
+                                 "cluster is too small for the step); the fit was stopped") from None
 
     def worker_memory(self) -> dict[str, float]:
         """Each worker's address and memory limit in bytes (0: none set)."""
