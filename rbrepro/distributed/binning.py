@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rbrepro.distributed.cluster import ordered_sum
 from rbrepro.features.binned_matrix import BinnedMatrix
 
 
@@ -88,7 +89,7 @@ def fit_binned(features, runner, parts: list, n_features: int, n_rows: int) -> t
     col_offsets = np.zeros(len(merged) + 1, dtype=np.int64)
     col_offsets[1:] = np.cumsum([len(k) for k in merged])
     matrices = [runner.submit(global_matrix, loc, m, col_offsets) for loc, m in zip(locals_, maps)]
-    counts = np.sum(runner.gather(runner.map(column_counts, matrices), "counting the bins"), axis=0)
+    counts = ordered_sum(runner.gather(runner.map(column_counts, matrices), "counting the bins"))
     max_count = np.maximum.reduceat(counts, col_offsets[:-1]) if n_rows else np.zeros(len(merged), np.int64)
     features.set_columns(merged, n_rows, max_count)
     return matrices, counts / float(features.n_grids)

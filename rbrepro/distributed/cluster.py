@@ -140,3 +140,12 @@ class Runner:
         """Each worker's address and memory limit in bytes (0: none set)."""
         workers = self.client.scheduler_info().get("workers", {})
         return {address: float(info.get("memory_limit") or 0) for address, info in workers.items()}
+
+
+def ordered_sum(parts: list):
+    """The partitions' shares added in partition order (the same sum on every run), into the first
+    share's copy: no stacked copy of all of them."""
+    total = parts[0].copy()
+    for part in parts[1:]:
+        total += part
+    return total

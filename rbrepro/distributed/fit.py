@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 from rbrepro.distributed import binning, dense
+from rbrepro.distributed.cluster import ordered_sum
 from rbrepro.distributed.errors import NotDistributable
 from rbrepro.distributed.operator import DistributedOperator
 from rbrepro.distributed.partitions import column_sums, encode_targets, labels_of, load_partition
@@ -72,7 +73,7 @@ def _targets(model, runner, parts: list, task: str, n_rows: int):
         encoded = runner.map(encode_targets, parts, task, layout, everything)
     else:
         encoded = runner.map(encode_targets, parts, task, "sorted", None)
-    sums = np.sum(runner.gather(runner.map(column_sums, encoded), "summing the targets"), axis=0)
+    sums = ordered_sum(runner.gather(runner.map(column_sums, encoded), "summing the targets"))
     y_mean = sums / n_rows if model.center else np.zeros_like(sums)
     return encoded, classes, y_mean
 
@@ -92,8 +93,8 @@ def _solve(model, operator: DistributedOperator, encoded: list, y_mean: np.ndarr
         return
     futures = [runner.submit(dense.gram_rhs, Z, Y, y_mean) for Z, Y in zip(operator.matrices, encoded)]
     shares = runner.gather(futures, "Z^T Z and Z^T y")
-    G = np.sum([g for g, _ in shares], axis=0)
-    B = np.sum([b for _, b in shares], axis=0)
+    G = ordered_sum([g for g, _ in shares])
+    B = ordered_sum([b for _, b in shares])
     model.coef_ = solve_gram(G, B, model.lam)
     model.cg_iterations_, model.cg_residual_ = 0, float("nan")
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from rbrepro.distributed.cluster import ordered_sum
+
 
 def _rmatvec(Z, V: np.ndarray) -> np.ndarray:
     """Z^T V, zeros for a partition without rows (its share of every sum)."""
@@ -41,7 +43,7 @@ class DistributedOperator:
 
     def _sum(self, fn, what: str, *args) -> np.ndarray:
         parts = self.runner.gather(self.runner.map(fn, self.matrices, *args), what)
-        return np.sum(parts, axis=0)  # in partition order: the same sum on every run
+        return ordered_sum(parts)
 
     def gram_apply(self, P: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
         """(Z^T Z + lam I) P and the per-column P^T (Z^T Z + lam I) P (a whole CG step)."""
@@ -53,7 +55,7 @@ class DistributedOperator:
     def rhs(self, targets: list, y_mean: np.ndarray) -> np.ndarray:
         """Z^T (Y - y_mean), Y held by the workers as futures in partition order."""
         futures = [self.runner.submit(rhs_part, Z, Y, y_mean) for Z, Y in zip(self.matrices, targets)]
-        return np.sum(self.runner.gather(futures, "Z^T y"), axis=0)
+        return ordered_sum(self.runner.gather(futures, "Z^T y"))
 
     def gram_diagonal(self) -> np.ndarray:
         if self._diagonal is None:
@@ -69,7 +71,7 @@ class DistributedOperator:
         sizes = self.runner.gather(self.runner.map(_n_rows, self.matrices), "partition sizes")
         blocks = np.split(np.asarray(V, dtype=np.float64), np.cumsum(sizes)[:-1])
         futures = [self.runner.submit(rhs_part, Z, block, 0.0) for Z, block in zip(self.matrices, blocks)]
-        return np.sum(self.runner.gather(futures, "Z^T v"), axis=0)
+        return ordered_sum(self.runner.gather(futures, "Z^T v"))
 
 
 def _diagonal_part(Z) -> np.ndarray:
