@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 MIRROR ?= $(abspath ../shared/data/libsvm)
 DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 
-.PHONY: bench-roofline theory scaling paper-scale shape-binning report install demo test soak battery bench-authors bench-authors-solver bench-susy bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
+.PHONY: bench-distributed bench-roofline theory scaling paper-scale shape-binning report install demo test soak battery bench-authors bench-authors-solver bench-susy bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
 
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
@@ -30,6 +30,8 @@ help:
 	@echo "                  scikit-learn), bench-rcd (parallel RCD speedups, RB vs RF), bench-layout (RB"
 	@echo "                  test lookup and id width), bench-profile (where the published runs' time goes)"
 	@echo "make bench-susy   the paper's largest run, RB at R = 1024 on the SUSY shape (4 M rows; ids 16.4 GB)"
+	@echo "make bench-distributed  RB at R = 1024 on 4 M SUSY-shaped rows across local:4 dask workers (12 GB each),"
+	@echo "                  and the time per CG step for 1 ... 1000 machines on 10 Gb/s"
 	@echo "make bench-authors-solver  the authors' PCG driver (49 updates, warm-started classes) on their draws"
 
 $(STAMP): pyproject.toml constraints.txt
@@ -167,6 +169,9 @@ bench-authors: $(STAMP)
 # RB's CG against the machine's memory bandwidth (a STREAM-like triad) in one process (issue 25).
 bench-susy: $(STAMP)
 	$(BIN)/python -m bench.susy_scale
+
+bench-distributed: $(STAMP)
+	$(BIN)/python -m bench.distributed --rows 4000000 --R 1024 --workers 4 --worker-memory 12 --model-D 276141
 
 bench-authors-solver: $(STAMP)
 	$(DATA_ENV) $(BIN)/python -m bench.authors_solver letter

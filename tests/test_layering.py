@@ -19,7 +19,7 @@ LAYERS = [
     {"rbrepro.data"},
     {"rbrepro.features", "rbrepro.solvers"},
     {"rbrepro.models"},
-    {"rbrepro.sweep", "rbrepro.published"},
+    {"rbrepro.sweep", "rbrepro.published", "rbrepro.distributed"},
     {"rbrepro.analysis", "rbrepro.drawing"},
     {"rbrepro.plots", "rbrepro.theory"},
     {"rbrepro.report"},

@@ -144,6 +144,11 @@ def train(
                                                       "60% of RAM]; larger estimates are refused up front."),
     save_model: Optional[Path] = typer.Option(None, "--save-model", help="Write the fitted model here (.npz, no "
                                               "pickle) for `rbrepro predict`."),
+    cluster: Optional[str] = typer.Option(None, "--cluster", help="Fit and predict across a dask cluster: local:N "
+                                          "(N worker processes on 127.0.0.1, started and stopped here) or "
+                                          "tcp://HOST:PORT (a running scheduler); rb, rf and nystrom only."),
+    partitions: Optional[int] = typer.Option(None, "--partitions", min=1, help="--cluster: row partitions "
+                                             "[default: one per worker]."),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object: the result row."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars (fetch, parse): only the result."),
     test: Optional[Path] = typer.Option(None, "--test", help="Score on this LIBSVM/CSV file instead of a split of "
@@ -168,10 +173,17 @@ def train(
                         solver=solver.value, maxit=maxit, tol=tol, center=center, seed=seed, threads=threads,
                         loss=loss.value, epochs=epochs, variant=variant.value, memory_limit_gb=memory_limit,
                         scaling=scaling.value)
-    row = _guard(lambda: train_model(params, lam=lam, l1=l1, data_dir=data_dir, mirror=mirror, datasets_file=datasets,
-                                     test_file=test, label_column=label_column, save_model=save_model,
-                                     progress=not (as_json or quiet), task=task.value, auto_sigma=auto,
-                                     on_point=None if as_json else _print_point))
+    options = dict(lam=lam, l1=l1, data_dir=data_dir, mirror=mirror, datasets_file=datasets, test_file=test,
+                   label_column=label_column, save_model=save_model, progress=not (as_json or quiet),
+                   task=task.value, auto_sigma=auto, on_point=None if as_json else _print_point)
+    if partitions and not cluster:
+        _fail("--partitions splits the rows over a dask cluster; add --cluster local:N or tcp://HOST:PORT")
+    if cluster:
+        from rbrepro.distributed.train import train_on_cluster
+
+        row = _guard(lambda: train_on_cluster(params, cluster, partitions=partitions, **options))
+    else:
+        row = _guard(lambda: train_model(params, **options))
     if as_json:
         typer.echo(json.dumps(row, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
         return
@@ -189,7 +201,9 @@ def train(
                f"D={row['D']}{kappa}; {solver_text}; featurize {row['featurize_s']:.3f} s + solve "
                f"{row['solve_s']:.3f} s = train {row['train_s']:.3f} s; predict {row['predict_s']:.3f} s; peak "
                f"{row['peak_fit_mb']:.0f} MB ({row['threads']} threads)"
-               + (f"; model saved to {row['model_path']}" if save_model else ""))
+               + (f"; model saved to {row['model_path']}" if save_model else "")
+               + (f"; {row['workers']} dask workers, {row['partitions']} partitions, "
+                  f"{row['bytes_per_cg_step']:,} bytes per CG step" if cluster else ""))
 
 
 def _print_point(sigma: float, metric: float, name: str) -> None:

@@ -73,13 +73,22 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         if R > n:
             warnings.warn(f"n_components = {R} landmarks requested, but there are only {n} training rows: "
                           f"using {n}", UserWarning, stacklevel=2)
-            R = n
-        check_memory(f"nystrom landmarks of d = {X.shape[1]} at R = {R}", fit_memory(R, X.shape[1], R),
-                     self.memory_limit_gb)
+        check_memory(f"nystrom landmarks of d = {X.shape[1]} at R = {min(R, n)}",
+                     fit_memory(min(R, n), X.shape[1], min(R, n)), self.memory_limit_gb)
+        self.landmark_indices_ = self.draw_landmarks(n)
+        return self.set_landmarks(as_dense(X[self.landmark_indices_]))
+
+    def draw_landmarks(self, n_rows: int) -> np.ndarray:
+        """The sorted indices of the R landmarks among n_rows training rows (uniform, without replacement)."""
         rng = np.random.default_rng(seed_of(self.random_state))
+        return np.sort(rng.choice(n_rows, min(self.n_components, n_rows), replace=False))
+
+    def set_landmarks(self, landmarks: np.ndarray):
+        """Fit K_mm^{-1/2} on the landmark rows (the second half of a fit; a distributed fit gathers the
+        landmark rows from the workers that hold them)."""
+        R = landmarks.shape[0]
         self.n_components_ = R
-        self.landmark_indices_ = np.sort(rng.choice(n, R, replace=False))
-        self.landmarks_ = as_dense(X[self.landmark_indices_])
+        self.landmarks_ = landmarks
         K_mm = laplacian_kernel(self.landmarks_, self.landmarks_, self.sigma, kernel=self.kernel)
         vals, vecs = np.linalg.eigh(K_mm)
         keep = vals > EIGEN_CUTOFF * vals.max()

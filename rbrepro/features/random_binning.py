@@ -64,6 +64,15 @@ def _next_pow2(values: np.ndarray) -> np.ndarray:
     return (2 ** np.ceil(np.log2(np.maximum(values, 1)))).astype(np.int64)
 
 
+def canonical_rows(X):
+    """CSR rows with duplicates summed and indices sorted (on a copy where needed): a row's bin must not
+    depend on how it is stored."""
+    if sp.issparse(X) and not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
 class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Random Binning feature map (Wu et al. 2016, Alg. 1) for the Laplacian kernel.
 
@@ -112,11 +121,8 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         return tags
 
     def _check_X(self, X, reset: bool):
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float32, np.float64], order="C", reset=reset)
-        if sp.issparse(X) and not X.has_canonical_format:  # duplicates summed and indices sorted, on a copy:
-            X = X.copy()                                      # a row's bin must not depend on how it is stored
-            X.sum_duplicates()
-        return X
+        return canonical_rows(validate_data(self, X, accept_sparse="csr", dtype=[np.float32, np.float64], order="C",
+                                            reset=reset))
 
     # -- keys -------------------------------------------------------------------
     def _check_bin_range(self, X) -> None:
@@ -180,13 +186,11 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         check_memory(f"rb lookup tables for D ~ {estimate:,.0f} bins ({bins:,} in the first {done} of {R} grids; "
                      f"lower sigma or R)", fit_memory(n, d, R) + BYTES_PER_BIN * estimate, self.memory_limit_gb)
 
-    def fit_transform_binned(self, X) -> BinnedMatrix:
-        """Draw the grids, bin the training rows, and return their compact Z."""
+    def prepare_grids(self, n_features: int) -> None:
+        """Validate the parameters and draw the grids for rows of `n_features` features (the first half
+        of a fit; a distributed fit draws them once and bins every partition on them)."""
         self._validate_params()
-        X = self._check_X(X, reset=True)
-        n, d = X.shape
-        R = int(self.n_grids)
-        check_memory(f"rb features of {n} rows at R = {R}", fit_memory(n, d, R), self.memory_limit_gb)
+        R, d = int(self.n_grids), int(n_features)
         self.deltas_, self.offsets_ = self._draw_grids(R, d)
         self._inv_deltas = 1.0 / self.deltas_
         self._multipliers = _feature_multipliers(d)
@@ -195,32 +199,43 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         kernels.zero_row_terms(np.ascontiguousarray(self.offsets_.T), np.ascontiguousarray(self._inv_deltas.T),
                                self._multipliers, self._zero_terms, self._zero_keys)
 
-        self._check_bin_range(X)
-        self._refuse_if_D_overflows(X, n, R)
+    def number_bins(self, X):
+        """Bin rows on the drawn grids: (ids, n_bins, max_count, keys) with ids (R, n) the local column
+        of each row in its grid (bins numbered in order of first appearance), n_bins and max_count (R,)
+        each grid's bins and largest bin, keys the R arrays of each grid's distinct keys in id order."""
+        R, n = int(self.n_grids), X.shape[0]
         ids = np.empty((R, n), dtype=np.int32)
         n_bins = np.empty(R, dtype=np.int64)
         max_count = np.empty(R, dtype=np.int64)
         uniq_parts = []
-        col_offsets = np.zeros(R + 1, dtype=np.int64)
         for lo, hi in _grid_batches(R, n):
             keys = self._keys(X, lo, hi)
             kernels.assign_columns(keys, ids[lo:hi], n_bins[lo:hi], max_count[lo:hi],  # distinct keys -> keys
                                    numba.get_num_threads())
-            col_offsets[lo + 1:hi + 1] = col_offsets[lo] + np.cumsum(n_bins[lo:hi])
-            if col_offsets[hi] > ID_LIMIT:  # the real D, not N R, must fit int32 ids
-                raise MemoryLimitError(f"D = {col_offsets[hi]:,} columns after {hi} of {R} grids exceeds the int32 "
-                                  f"column-id range ({ID_LIMIT:,}); lower R or sigma")
-            self._refuse_if_tables_outgrow(n, d, R, hi, int(col_offsets[hi]))
-            kernels.add_grid_offsets(ids[lo:hi], lo, col_offsets)
+            if int(n_bins[:hi].sum()) > ID_LIMIT:  # the real D, not N R, must fit int32 ids
+                raise MemoryLimitError(f"D = {int(n_bins[:hi].sum()):,} columns after {hi} of {R} grids exceeds the "
+                                       f"int32 column-id range ({ID_LIMIT:,}); lower R or sigma")
+            self._refuse_if_tables_outgrow(n, X.shape[1], R, hi, int(n_bins[:hi].sum()))
             uniq_parts.extend(keys[k, : n_bins[lo + k]].copy() for k in range(hi - lo))
             del keys
+        return ids, n_bins, max_count, uniq_parts
 
+    def set_columns(self, uniq_parts: list, n_rows: int, max_count: np.ndarray) -> np.ndarray:
+        """Number the columns grid by grid from each grid's distinct training keys (in id order) and
+        build the lookup tables of transform; returns the column offsets (the second half of a fit)."""
+        R = int(self.n_grids)
+        n_bins = np.array([len(u) for u in uniq_parts], dtype=np.int64)
+        col_offsets = np.zeros(R + 1, dtype=np.int64)
+        col_offsets[1:] = np.cumsum(n_bins)
+        if col_offsets[-1] > ID_LIMIT:
+            raise MemoryLimitError(f"D = {col_offsets[-1]:,} columns exceeds the int32 column-id range "
+                                   f"({ID_LIMIT:,}); lower R or sigma")
         self.bins_per_grid_ = n_bins
         self.column_offsets_ = col_offsets
         self.n_bins_ = int(col_offsets[-1])
         self._n_features_out = self.n_bins_
-        self.kappa_ = float(np.mean(n / max_count)) if n else float("nan")
-        self.nnz_ = n * R
+        self.kappa_ = float(np.mean(n_rows / max_count)) if n_rows else float("nan")
+        self.nnz_ = n_rows * R
         uniq_flat = np.concatenate(uniq_parts) if uniq_parts else np.empty(0, np.uint64)
         table_offsets = np.zeros(R + 1, dtype=np.int64)
         table_offsets[1:] = np.cumsum(_next_pow2(2 * n_bins))
@@ -228,6 +243,21 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self._table_keys = np.zeros(table_offsets[-1], dtype=np.uint64)
         self._table_ids = np.full(table_offsets[-1], -1, dtype=np.int32)
         kernels.build_lookup(uniq_flat, col_offsets, table_offsets, self._table_keys, self._table_ids)
+        return col_offsets
+
+    def fit_transform_binned(self, X) -> BinnedMatrix:
+        """Draw the grids, bin the training rows, and return their compact Z."""
+        self._validate_params()
+        X = self._check_X(X, reset=True)
+        n, d = X.shape
+        check_memory(f"rb features of {n} rows at R = {int(self.n_grids)}", fit_memory(n, d, int(self.n_grids)),
+                     self.memory_limit_gb)
+        self.prepare_grids(d)
+        self._check_bin_range(X)
+        self._refuse_if_D_overflows(X, n, int(self.n_grids))
+        ids, _, max_count, uniq_parts = self.number_bins(X)
+        col_offsets = self.set_columns(uniq_parts, n, max_count)
+        kernels.add_grid_offsets(ids, 0, col_offsets)
         return BinnedMatrix(ids, col_offsets)
 
     def transform_binned(self, X) -> BinnedMatrix:

@@ -160,16 +160,19 @@ def _metrics(model, data: Dataset, test_out, authors_scoring: bool) -> dict:
             "test_metric": targets.authors_accuracy(data.y_test, test_out, model.classes_)}
 
 
-def run_cell(params: CellParams, data: Dataset, model_out: list | None = None) -> dict:
+def run_cell(params: CellParams, data: Dataset, model_out: list | None = None, wrap=None) -> dict:
     """Train and evaluate one cell; returns its result row (a flat dict).
 
-    If model_out is a list, the fitted model is appended to it (for saving)."""
+    If model_out is a list, the fitted model is appended to it (for saving). `wrap`, if given, takes
+    the estimator and returns what is fitted and scored instead (a distributed fit's meta-estimator)."""
     params.validate()
     if params.evaluate_on == "validation":
         data = validation_split(data)
     threads = min(params.threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
     numba.set_num_threads(threads)
     model = make_model(params, data.model_task, threads)
+    if wrap is not None:
+        model = wrap(model)
     authors_scoring = params.scoring == "authors" and data.task != "regression"
     if authors_scoring:
         model._label_layout = "authors"  # their one-vs-all columns: label k in column k (docs/authors-protocol.md)

@@ -12,11 +12,12 @@ from rbrepro.errors import InvalidParameter
 LABEL_LAYOUTS = ("sorted", "authors")
 
 
-def encode(y: np.ndarray, task: str, layout: str = "sorted"):
-    """Return (Y as an N x C float matrix, classes or None)."""
+def encode(y: np.ndarray, task: str, layout: str = "sorted", classes=None):
+    """Return (Y as an N x C float matrix, classes or None). `classes`: the labels of every row when y
+    holds only some of them (a partition of a distributed fit), else np.unique(y)."""
     if task == "regression":
         return np.asarray(y, dtype=np.float64).reshape(-1, 1), None
-    classes = np.unique(y)
+    classes = np.unique(y) if classes is None else np.asarray(classes)
     if len(classes) < 2:
         raise InvalidParameter(f"classification needs at least two classes in y, got 1 class: {classes.tolist()}")
     if len(classes) == 2:

@@ -43,7 +43,7 @@ def choose_sigma(params: CellParams, data, sigmas=AUTO_SIGMAS, on_point=None) ->
 
 def train(params: CellParams, *, lam: float | None = None, l1: float | None = None, data_dir=None, mirror=None,
           datasets_file=None, test_file=None, label_column: int | None = None, save_model: Path | None = None,
-          progress: bool = True, task: str = "auto", auto_sigma: bool = False, on_point=None) -> dict:
+          progress: bool = True, task: str = "auto", auto_sigma: bool = False, on_point=None, wrap=None) -> dict:
     """Fit the model `params` describe on `params.dataset` (a name or a file) and return its row.
 
     `lam` is the ridge lambda (default: the dataset's); `l1` the rcd solver's L1 weight (default
@@ -52,7 +52,8 @@ def train(params: CellParams, *, lam: float | None = None, l1: float | None = No
     written there (no pickle) and the row says where (`model_path`). `task`: the user's own data's
     task (data.load.load_dataset). `auto_sigma`: choose sigma first on a validation split of the
     training rows (choose_sigma; `on_point(sigma, metric, name)` hears each point); the row then
-    says so (`sigma_selection`, `sigma_curve`, `sigma_edge`)."""
+    says so (`sigma_selection`, `sigma_curve`, `sigma_edge`). `wrap`: run_cell's (a distributed
+    fit's meta-estimator around the model; its `estimator_` is what is saved)."""
     from rbrepro.data.load import load_dataset
 
     params.validate()
@@ -73,17 +74,18 @@ def train(params: CellParams, *, lam: float | None = None, l1: float | None = No
             "sigma_selection": f"validation ({len(curve)} sigmas)", "sigma_edge": edge,
             "sigma_curve": ";".join(f"{s:g}:{m:.6g}" for s, m in curve)}
     models: list = []
-    row = run_cell(params, data, model_out=models)
+    row = run_cell(params, data, model_out=models, wrap=wrap)
     row.update(chosen or {})
+    model = getattr(models[0], "estimator_", models[0])  # a wrapper's fitted estimator, else the model
     names = data.info.get("class_names")
-    if names and getattr(models[0], "classes_", None) is not None:  # trained on indices: the model says names
-        models[0].classes_ = np.asarray(names)[models[0].classes_.astype(np.int64)]
+    if names and getattr(model, "classes_", None) is not None:  # trained on indices: the model says names
+        model.classes_ = np.asarray(names)[model.classes_.astype(np.int64)]
         row["classes"] = ",".join(names)
     if save_model:
         from rbrepro.models.persist import data_fingerprint
         from rbrepro.models.persist import save_model as save
 
-        path = save(models[0], save_model, data.name, data.n_features, data.task, data.info.get("scaler"),
+        path = save(model, save_model, data.name, data.n_features, data.task, data.info.get("scaler"),
                     data_fingerprint(data.X_train, data.y_train), data.scaling, label_column or 0)
         row["model_path"] = str(path)
     return row

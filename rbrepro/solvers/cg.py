@@ -41,6 +41,8 @@ def apply_normal(Z, P: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
     """(Z^T Z + lam I) P and per-column P^T (Z^T Z + lam I) P for P of shape (D, C): for one
     target, Z's fused `gram_apply_vector` where it has one (Random Binning), else a matvec and
     an rmatvec."""
+    if hasattr(Z, "gram_apply"):  # the protocol's optional whole step (a distributed reduction)
+        return Z.gram_apply(P, lam)
     if P.shape[1] == 1 and hasattr(Z, "gram_apply_vector"):  # the protocol's optional fused step
         out, pAp = Z.gram_apply_vector(P[:, 0], lam)
         return out.reshape(-1, 1), np.array([pAp])
@@ -49,19 +51,23 @@ def apply_normal(Z, P: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
     return AP, np.einsum("ij,ij->j", P, AP)
 
 
-def ridge_cg(Z, Y: np.ndarray, lam: float, maxit: int = MAXIT, tol: float = TOL,
-             jacobi: bool = False) -> CGResult:
+def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float = TOL,
+             jacobi: bool = False, rhs: np.ndarray | None = None) -> CGResult:
     """Solve (Z^T Z + lam I) W = Z^T Y by CG; Z needs matvec, rmatvec and shape.
 
     jacobi=True preconditions with diag(Z^T Z) + lam (PCG); the stopping rule stays the
-    true relative residual ||r|| / ||Z^T y||, so iteration counts compare directly."""
+    true relative residual ||r|| / ||Z^T y||, so iteration counts compare directly.
+    rhs: Z^T Y (D x C) where the caller has it already (a distributed fit reduces it where the
+    rows are); Y is then not used."""
     if lam < 0:
         raise InvalidParameter(f"lam must be >= 0, got {lam}")
     if maxit < 0:
         raise InvalidParameter(f"maxit must be >= 0, got {maxit}")
     Z = as_operator(Z)
-    Y2 = np.asarray(Y, dtype=np.float64).reshape(Z.shape[0], -1)
-    B = Z.rmatvec(Y2)
+    if rhs is None:
+        B = Z.rmatvec(np.asarray(Y, dtype=np.float64).reshape(Z.shape[0], -1))
+    else:
+        B = np.array(rhs, dtype=np.float64).reshape(Z.shape[1], -1)
     n_cols, C = B.shape
     W = np.zeros((n_cols, C))
     Rk = np.ascontiguousarray(B)  # B is not needed again (its norm comes from rr): no copy, one D x C array fewer

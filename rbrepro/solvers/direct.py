@@ -32,11 +32,21 @@ def ridge_direct(Z, Y: np.ndarray, lam: float) -> np.ndarray:
         G = (S.T @ S).tocsc() + lam * sp.identity(S.shape[1], format="csc")
         lu = scipy.sparse.linalg.splu(G)
         return lu.solve(np.asarray(S.T @ Y2))
-    G = dense_gram(Z)
-    G[np.diag_indices_from(G)] += lam
+    return solve_gram(*dense_gram_rhs(Z, Y2), lam)
+
+
+def dense_gram_rhs(Z: np.ndarray, Y2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(Z^T Z, Z^T Y) in float64 for a dense Z (sums over rows: a distributed fit adds them up over
+    the workers' row blocks)."""
     B = np.asarray(Z.T @ Y2, dtype=np.float64) if Z.dtype == np.float64 else \
-        sum(np.asarray(Z[lo:lo + BLOCK_ROWS], np.float64).T @ Y2[lo:lo + BLOCK_ROWS]
-            for lo in range(0, Z.shape[0], BLOCK_ROWS))
+        sum((np.asarray(Z[lo:lo + BLOCK_ROWS], np.float64).T @ Y2[lo:lo + BLOCK_ROWS]
+             for lo in range(0, Z.shape[0], BLOCK_ROWS)), np.zeros((Z.shape[1], Y2.shape[1])))
+    return dense_gram(Z), B
+
+
+def solve_gram(G: np.ndarray, B: np.ndarray, lam: float) -> np.ndarray:
+    """W = (G + lam I)^{-1} B by Cholesky (G is overwritten: lam is added to its diagonal)."""
+    G[np.diag_indices_from(G)] += lam
     try:
         return scipy.linalg.cho_solve(scipy.linalg.cho_factor(G, lower=True, check_finite=False), B,
                                       check_finite=False)

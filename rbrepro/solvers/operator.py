@@ -5,6 +5,8 @@ methods are optional, and a solver uses them where they exist:
 
 - `gram_apply_vector(p, lam)`: (Z^T Z + lam I) p and p^T (Z^T Z + lam I) p fused in one pass
   (Random Binning's `BinnedMatrix`), for one-target CG;
+- `gram_apply(P, lam)`: the same for a block P (D x C), as (AP, per-column p^T A p): a whole CG
+  step in one call (rbrepro.distributed's operator reduces it from the workers that hold the rows);
 - `one_value_columns()`: (ids, offsets, value) when every row holds the same number of entries of
   one value, stored as column ids (Random Binning), for coordinate descent by columns.
 

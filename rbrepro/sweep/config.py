@@ -12,6 +12,8 @@ Schema (all keys but `name` and `datasets` optional)::
     seeds: [0]
     threads: [1]               # numba threads per cell (a list is a grid dimension, Fig. 6); 0 = all cores
     exclusive: false           # true: one cell at a time, so timings are undisturbed (Fig. 5, Fig. 6)
+    cluster: local:4           # fit and predict each cell across a dask cluster: local:N (started per cell)
+                               # or tcp://HOST:PORT; rb, rf and nystrom only [default: none, in the worker]
     protocol: fair             # fair | as-published | custom, recorded in every row (docs/design.md §2a):
                                # fair = the L1 kernel for every method, sigma chosen on validation data;
                                # as-published = the authors' choices, the only protocol that may choose on test
@@ -108,6 +110,7 @@ class SweepConfig:
     epochs: int = 20
     variants: tuple[str, ...] = ("async",)
     exclusive: bool = False
+    cluster: str | None = None            # the dask cluster every cell's fit runs on (rbrepro.distributed)
     selection: Selection | None = None    # None: the grid, nothing chosen
     protocol: str = "custom"
     kernel: str = "l1"
@@ -223,6 +226,7 @@ class SweepConfig:
         return {
             "name": self.name, "figure": self.figure, "methods": list(self.methods), "seeds": list(self.seeds),
             "threads": list(self.threads), "center": self.center, "exclusive": self.exclusive,
+            **({"cluster": self.cluster} if self.cluster else {}),
             "protocol": self.protocol, "kernel": self.kernel, "rng": self.rng, "scoring": self.scoring,
             **({"band": {"seeds": list(self.band_seeds), "at": self.band_at}} if self.band_seeds else {}),
             "sigma_selection": "grid" if self.selection is None else self.selection.to_dict(),
@@ -243,7 +247,7 @@ class SweepConfig:
 
 TOP_KEYS = ("name", "figure", "description", "methods", "seeds", "threads", "center", "solver", "defaults",
             "dataset_files", "datasets", "exclusive", "sigma_selection", "protocol", "kernel", "rng", "scoring",
-            "band")
+            "band", "cluster")
 GRID_KEYS = ("sigma", "R", "lam", "exact_sigma", "baseline_sigma", "select_R", "targets", "methods", "seeds",
              "scaling")
 #: the solver's settings when a config names none (SweepConfig's fields)
@@ -280,10 +284,12 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
                   * len(methods) * len(threads) * len(solver["variants"]) for g in grids)
     if n_cells > MAX_CELLS:
         raise ConfigError(f"{file}: the grid has {n_cells} cells, more than the {MAX_CELLS} allowed")
+    cluster = _cluster(rd, top["cluster"], methods + tuple(m for g in grids for m in g.methods)) \
+        if "cluster" in top else None
     return SweepConfig(name=name, figure=figure, methods=methods, seeds=seeds, threads=threads, center=center,
                        datasets=tuple(grids), dataset_files=tuple(dataset_files), user_datasets=extra,
                        exclusive=exclusive, selection=selection, protocol=protocol, kernel=kernel, rng=rng,
-                       scoring=scoring, band_seeds=band_seeds, band_at=band_at, **solver)
+                       scoring=scoring, band_seeds=band_seeds, band_at=band_at, cluster=cluster, **solver)
 
 
 def _name(rd: Reader, top: dict[str, Node], file: str) -> str:
@@ -421,6 +427,23 @@ def _grid(rd: Reader, dname: str, dnode: Node, defaults: dict[str, Node], spec, 
                                      f"runs no exact kernel: list the one sigma {m} should take "
                                      f"({'baseline_sigma' if METHODS[m].role == 'baseline' else 'sigma'}: [value])")
     return grid
+
+
+def _cluster(rd: Reader, node: Node, methods: tuple[str, ...]) -> str:
+    """The `cluster` key: local:N or tcp://HOST:PORT, with methods that fit across machines only."""
+    from rbrepro.distributed.cluster import parse_cluster
+    from rbrepro.distributed.fit import WHY_NOT
+    from rbrepro.errors import InvalidParameter
+
+    try:
+        parse_cluster(node.value)
+    except InvalidParameter:
+        rd.fail(node, "cluster", f"expected local:N or tcp://HOST:PORT, got {node.value!r}")
+    for method in dict.fromkeys(methods):
+        if method in WHY_NOT:
+            rd.fail(node, "cluster", f"{method} does not fit across machines ({WHY_NOT[method]}); "
+                                     "a sweep with a cluster takes rb, rf and nystrom only")
+    return str(node.value)
 
 
 def load_config(path: str | Path) -> SweepConfig:

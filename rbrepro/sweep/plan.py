@@ -27,6 +27,18 @@ class CellTask(NamedTuple):
     memory_limit_gb: float | None = None
 
 
+class ClusterCellTask(NamedTuple):
+    """A CellTask whose fit runs on a dask cluster (the config's `cluster`), passed as the task's last
+    argument (so tasks of sweeps without a cluster keep their five)."""
+
+    params: CellParams
+    dataset_ref: object
+    data_path: object
+    mirror: object
+    memory_limit_gb: float | None
+    cluster: str
+
+
 class Job(NamedTuple):
     """A task queued on a backend under its cell key."""
 

@@ -34,7 +34,7 @@ from rbrepro.provenance import provenance
 from rbrepro.sweep.backends import LocalBackend, default_workers
 from rbrepro.sweep.config import SweepConfig
 from rbrepro.sweep.keys import params_key
-from rbrepro.sweep.plan import CellTask, Job, SweepCounts, SweepPlan, plan_sweep
+from rbrepro.sweep.plan import CellTask, ClusterCellTask, Job, SweepCounts, SweepPlan, plan_sweep
 from rbrepro.sweep.store import (
     CSV_NAME,
     UNAVAILABLE_NAME,
@@ -244,9 +244,11 @@ def _run_phase(plan: SweepPlan, cells: list[CellParams], *, data_path, mirror, b
         if on_progress:
             on_progress(counts.done + counts.skipped, counts.failed, counts.total)
 
-    jobs = [Job(s.key, CellTask(s.params, config.user_datasets.get(s.params.dataset, s.params.dataset), data_path,
-                                mirror, memory_limit_gb))
-            for s in by_key.values()]
+    def task(params):
+        args = (params, config.user_datasets.get(params.dataset, params.dataset), data_path, mirror, memory_limit_gb)
+        return ClusterCellTask(*args, config.cluster) if config.cluster else CellTask(*args)
+
+    jobs = [Job(s.key, task(s.params)) for s in by_key.values()]
     backend.run(jobs, on_row, {job.key: cell_memory_estimate(job.args.params, job.args.dataset_ref) for job in jobs})
 
 

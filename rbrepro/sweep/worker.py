@@ -29,8 +29,9 @@ def _busy_cpu_seconds() -> tuple[float, float]:
     return busy, own.user + own.system
 
 def run_cell_task(params: CellParams, dataset_ref, data_path=None, mirror=None,
-                  memory_limit_gb: float | None = None) -> dict:
-    """Run one cell and return its row; never raises for a cell's own failure.
+                  memory_limit_gb: float | None = None, cluster: str | None = None) -> dict:
+    """Run one cell and return its row; never raises for a cell's own failure. With `cluster`
+    (`local:N` or `tcp://HOST:PORT`), its fit and predictions run on that dask cluster.
 
     The row also says how loaded the machine was around the cell: `load_other_cores`, the
     cores kept busy by other processes while it ran (another cell, another program), and the
@@ -45,8 +46,13 @@ def run_cell_task(params: CellParams, dataset_ref, data_path=None, mirror=None,
     start, load_start = time.time(), os.getloadavg()[0]
     busy0, own0 = _busy_cpu_seconds()
     try:
-        row = run_cell(params, _cached_dataset(dataset_ref, None if data_path is None else str(data_path), mirror,
-                                              params.scaling))
+        data = _cached_dataset(dataset_ref, None if data_path is None else str(data_path), mirror, params.scaling)
+        if cluster:
+            from rbrepro.distributed.train import run_cell_on_cluster
+
+            row = run_cell_on_cluster(params, data, cluster)
+        else:
+            row = run_cell(params, data)
     except MemoryLimitError as exc:
         row = {**asdict(params), "status": "skipped", "error": str(exc), **provenance()}
     except Exception as exc:  # a failed cell is recorded and the sweep goes on

@@ -1,0 +1,151 @@
+"""Where a distributed fit runs: a dask.distributed cluster started here (`local:N`, N worker
+processes on 127.0.0.1, stopped with the command) or a running scheduler (`tcp://HOST:PORT`).
+Every task goes through `Runner`, which waits with a timeout and turns dask's failures into one line
+(a lost worker named, a scheduler that does not answer), so a fit never hangs."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import uuid
+import warnings
+from urllib.parse import urlparse
+
+from rbrepro.distributed.errors import ClusterTimeout, ClusterUnavailable, WorkerLost
+from rbrepro.errors import InvalidParameter
+
+#: seconds to reach a scheduler and for a worker to join it
+CONNECT_TIMEOUT_S = 10.0
+#: seconds one step of a fit (featurizing the partitions, one CG step, a prediction) may take
+STEP_TIMEOUT_S = 3600.0
+
+
+def parse_cluster(spec: str) -> tuple[str, int | str]:
+    """("local", N) for `local:N`, ("address", spec) for `tcp://HOST:PORT`; anything else is refused."""
+    text = str(spec).strip()
+    if text.startswith("local:"):
+        count = text.partition(":")[2]
+        if not count.isdigit() or int(count) < 1:
+            raise InvalidParameter(f"--cluster {spec!r}: local:N needs a positive number of workers N")
+        return "local", int(count)
+    parsed = urlparse(text)
+    if parsed.scheme == "tcp" and parsed.hostname and parsed.port:
+        return "address", text
+    raise InvalidParameter(f"--cluster {spec!r}: give local:N (N worker processes here) or tcp://HOST:PORT "
+                           "(a running dask scheduler)")
+
+
+def _probe(address: str, timeout_s: float) -> None:
+    """Fail at once where nothing listens at the scheduler's address (dask itself would retry until
+    its timeout)."""
+    parsed = urlparse(address)
+    try:
+        with socket.create_connection((parsed.hostname, parsed.port), timeout=timeout_s):
+            pass
+    except OSError as exc:
+        raise ClusterUnavailable(f"cannot reach the dask scheduler at {address}: "
+                                 f"{exc.strerror or type(exc).__name__}") from None
+
+
+def connect(address: str, timeout_s: float = CONNECT_TIMEOUT_S):
+    """A Client of the scheduler at `address` with at least one worker, or ClusterUnavailable."""
+    from distributed import Client
+
+    _probe(address, timeout_s)
+    try:
+        client = Client(address, timeout=f"{timeout_s}s")
+    except (OSError, TimeoutError) as exc:
+        raise ClusterUnavailable(f"cannot reach the dask scheduler at {address}: {exc}".splitlines()[0]) from None
+    try:
+        client.wait_for_workers(1, timeout=timeout_s)
+    except Exception:  # dask's own TimeoutError: nobody joined in time
+        client.close()
+        raise ClusterUnavailable(f"no dask worker joined the scheduler at {address} within {timeout_s:g} s; "
+                                 f"start one with `dask worker {address}`") from None
+    return client
+
+
+@contextlib.contextmanager
+def open_cluster(spec: str, timeout_s: float = CONNECT_TIMEOUT_S, memory_limit="auto"):
+    """A Client of the cluster `spec` names (parse_cluster); a local cluster is stopped on exit."""
+    kind, value = parse_cluster(spec)
+    cluster = None
+    if kind == "local":
+        from distributed import Client, LocalCluster
+
+        cores = str(max(1, (os.cpu_count() or 1) // value))  # the cores shared out: no worker oversubscribes
+        cluster = LocalCluster(n_workers=value, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address=None, memory_limit=memory_limit, silence_logs=logging.ERROR,
+                               env={"NUMBA_NUM_THREADS": cores, "OMP_NUM_THREADS": cores,
+                                    "OPENBLAS_NUM_THREADS": cores, "MKL_NUM_THREADS": cores})
+        client = Client(cluster, timeout=f"{timeout_s}s")
+    else:
+        client = connect(value, timeout_s)
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+class Runner:
+    """Tasks of one fit on a Client: submitted impure (every task runs; a lost result is recomputed
+    from its task, which holds its inputs), gathered in order with a timeout."""
+
+    def __init__(self, client, timeout_s: float = STEP_TIMEOUT_S):
+        self.client = client
+        self.timeout_s = timeout_s
+        self._tag = uuid.uuid4().hex[:8]
+        self._count = 0
+
+    def submit(self, fn, *args):
+        """fn(*args) on a worker. Arrays travel inside the task on purpose (dask warns about large
+        graphs): the scheduler keeps them, so it can rerun the task when the worker holding its result
+        dies, where scattered data would be lost with it."""
+        self._count += 1
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+            return self.client.submit(fn, *args, key=f"rbrepro-{fn.__name__}-{self._tag}-{self._count}",
+                                      pure=False)
+
+    def map(self, fn, items, *args) -> list:
+        """fn(item, *args) for each item, one task each (items may be futures)."""
+        return [self.submit(fn, item, *args) for item in items]
+
+    def gather(self, futures: list, what: str) -> list:
+        """The futures' results in order; a task whose workers kept dying, or that outlived the
+        timeout, is one line naming the worker or the step."""
+        from distributed import TimeoutError as DaskTimeout
+        from distributed import wait
+        from distributed.scheduler import KilledWorker
+
+        try:
+            wait(futures, timeout=self.timeout_s)
+            return self.client.gather(futures)
+        except KilledWorker as exc:
+            worker = getattr(exc.last_worker, "address", exc.last_worker)
+            raise WorkerLost(f"{what}: dask worker {worker} died running it, and so did the "
+                             f"{exc.allowed_failures} before it (task {exc.task}); the fit was stopped, "
+                             "nothing was fitted") from None
+        except (DaskTimeout, TimeoutError):
+            for future in futures:
+                future.cancel()
+            raise ClusterTimeout(f"{what} did not finish within {self.timeout_s:g} s (a worker hangs, or the "
+                                 "cluster is too small for the step); the fit was stopped") from None
+
+    def worker_memory(self) -> dict[str, float]:
+        """Each worker's address and memory limit in bytes (0: none set)."""
+        workers = self.client.scheduler_info().get("workers", {})
+        return {address: float(info.get("memory_limit") or 0) for address, info in workers.items()}
+
+
+def ordered_sum(parts: list):
+    """The partitions' shares added in partition order (the same sum on every run), into the first
+    share's copy: no stacked copy of all of them."""
+    total = parts[0].copy()
+    for part in parts[1:]:
+        total += part
+    return total

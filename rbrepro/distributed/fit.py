@@ -1,0 +1,139 @@
+"""One feature-ridge estimator fitted across a dask cluster: the fitted estimator is the one its own
+fit on all rows gives (the same D, columns, feature map; weights to rounding), and it predicts on
+one machine as any other. Block and exact kernel models are refused: they do not split by rows."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from rbrepro.distributed import binning, dense
+from rbrepro.distributed.cluster import ordered_sum
+from rbrepro.distributed.errors import NotDistributable
+from rbrepro.distributed.operator import DistributedOperator
+from rbrepro.distributed.partitions import column_sums, encode_targets, labels_of, load_partition
+from rbrepro.errors import InvalidParameter
+from rbrepro.memory import GB, MemoryLimitError, check_memory
+from rbrepro.models import targets
+from rbrepro.models.feature_ridge import featurize_memory, solve_memory
+from rbrepro.models.registry import FEATURE_METHODS
+from rbrepro.solvers.cg import ridge_cg
+from rbrepro.solvers.direct import solve_gram
+
+WHY_NOT = {
+    "block": "independent-block models factor each leaf's kernel matrix by Cholesky, and a leaf's rows must all be "
+             "on one machine",
+    "exact": "the exact kernel model factors the N x N kernel matrix by Cholesky, which needs every row on one machine",
+}
+
+
+def check_distributable(model) -> str:
+    """The model's method ('rb', 'rf' or 'nystrom'), or NotDistributable in one line saying why not."""
+    method = getattr(model, "_method", None) or getattr(model, "method", None)
+    if method in WHY_NOT:
+        raise NotDistributable(f"{method} does not fit across machines: {WHY_NOT[method]}; use rb, rf or nystrom")
+    if method not in FEATURE_METHODS or not hasattr(model, "_feature_map"):
+        raise NotDistributable(f"{type(model).__name__} does not fit across machines: only the ridge models on "
+                               f"{', '.join(FEATURE_METHODS)} features do")
+    model._check_params()
+    if method == "rb" and model.solver == "direct":
+        raise NotDistributable("rb with solver direct factors the D x D matrix Z^T Z on one machine; use cg or pcg, "
+                               "whose steps are sums over the workers' rows")
+    return method
+
+
+def check_worker_memory(runner, method: str, R: int, sources: list, n_features: int) -> None:
+    """Refuse before any work where the smallest worker's memory limit is below the memory model's
+    estimate for the largest partition (its rows and their features)."""
+    limits = {a: m for a, m in runner.worker_memory().items() if m > 0}
+    if not limits or not sources:
+        return
+    address, limit = min(limits.items(), key=lambda item: item[1])
+    biggest = max(range(len(sources)), key=lambda i: sources[i].n_rows)
+    n = sources[biggest].n_rows
+    estimate = featurize_memory(method, n, n_features, R) + sources[biggest].nbytes()
+    if method == "rb":  # the local ids stay while their global copy is written
+        estimate += 4.0 * n * R
+    if estimate > limit:
+        raise MemoryLimitError(f"partition {biggest} ({n:,} rows) needs about {estimate / GB:.2f} GB to featurize at "
+                               f"R = {R}, more than the {limit / GB:.2f} GB memory limit of dask worker {address}; "
+                               "use more partitions or workers with more memory")
+
+
+def _targets(model, runner, parts: list, task: str, n_rows: int):
+    """(futures of the partitions' encoded targets, classes or None, y_mean) with classes from all
+    partitions (a class absent from some is still a column of every one)."""
+    classes = None
+    if task == "classification":
+        labels = runner.gather(runner.map(labels_of, parts, task), "reading the labels")
+        layout = getattr(model, "_label_layout", "sorted")
+        everything = np.unique(np.concatenate(labels))
+        classes = targets.encode(everything, task, layout)[1]  # refuses one class, as a single fit does
+        encoded = runner.map(encode_targets, parts, task, layout, everything)
+    else:
+        encoded = runner.map(encode_targets, parts, task, "sorted", None)
+    sums = ordered_sum(runner.gather(runner.map(column_sums, encoded), "summing the targets"))
+    y_mean = sums / n_rows if model.center else np.zeros_like(sums)
+    return encoded, classes, y_mean
+
+
+def _solve(model, operator: DistributedOperator, encoded: list, y_mean: np.ndarray, runner) -> None:
+    """CG with each step reduced from the workers, or (RF, Nystrom) the Gram matrix reduced once."""
+    D, C = operator.shape[1], y_mean.shape[0]
+    check_memory(f"the {model.solver_} solve for D = {D}", solve_memory(model._method, model.solver_, D, C),
+                 model.memory_limit_gb)
+    if model.solver_ in ("cg", "pcg"):
+        result = ridge_cg(operator, None, model.lam, model.maxit, model.tol, jacobi=model.solver_ == "pcg",
+                          rhs=operator.rhs(encoded, y_mean))
+        model.coef_ = result.coef
+        model.cg_iterations_ = result.iterations
+        model.cg_residual_ = float(result.relative_residual.max())
+        model.cg_passes_ = 1
+        return
+    futures = [runner.submit(dense.gram_rhs, Z, Y, y_mean) for Z, Y in zip(operator.matrices, encoded)]
+    shares = runner.gather(futures, "Z^T Z and Z^T y")
+    G = ordered_sum([g for g, _ in shares])
+    B = ordered_sum([b for _, b in shares])
+    model.coef_ = solve_gram(G, B, model.lam)
+    model.cg_iterations_, model.cg_residual_ = 0, float("nan")
+
+
+def fit_across(model, runner, sources: list) -> dict:
+    """Fit `model` (an unfitted feature-ridge estimator) in place on the rows of `sources` (partitions
+    in row order) with `runner`'s cluster; returns workers, partitions and bytes moved per CG step."""
+    method = check_distributable(model)
+    widths = {s.n_features for s in sources}
+    if len(widths) != 1:
+        raise InvalidParameter(f"the partitions have different numbers of features: {sorted(widths)}")
+    d = widths.pop()
+    sizes = [s.n_rows for s in sources]
+    n = int(sum(sizes))
+    if n == 0:
+        raise InvalidParameter("the partitions hold no rows: a fit needs at least one")
+    R = int(model._n_requested())
+    check_worker_memory(runner, method, R, sources, d)
+    model.solver_, model.center_ = model.solver, bool(model.center)
+    t0 = time.perf_counter()
+    parts = [runner.submit(load_partition, s, d, *getattr(s, "inputs", ())) for s in sources]
+    encoded, classes, model.y_mean_ = _targets(model, runner, parts, model._task, n)
+    model.features_ = model._feature_map()
+    if method == "rb":
+        matrices, diagonal = binning.fit_binned(model.features_, runner, parts, d, n)
+        D = model.features_.n_bins_
+    else:
+        dense.fit_map(model.features_, runner, parts, sizes, d)
+        matrices = runner.map(dense.dense_matrix, parts, model.features_)
+        diagonal, D = None, model.features_._n_features_out
+    t1 = time.perf_counter()
+    model.n_columns_, model.n_features_in_ = int(D), d
+    if classes is not None:
+        model.classes_ = classes
+    operator = DistributedOperator(runner, matrices, n, D, diagonal)
+    _solve(model, operator, encoded, model.y_mean_, runner)
+    t2 = time.perf_counter()
+    model.featurize_s_, model.solve_s_, model.train_s_ = t1 - t0, t2 - t1, t2 - t0
+    model.train_scores_ = operator.matvec(model.coef_) + model.y_mean_
+    C = model.coef_.shape[1]
+    return {"workers": len(runner.worker_memory()), "partitions": len(sources),
+            "bytes_per_cg_step": 2 * 8 * D * C * len(sources) if model.solver_ in ("cg", "pcg") else 0}

@@ -1,0 +1,63 @@
+"""`rbrepro train --cluster`: one model trained as `models.train.train` does, its fit and predictions
+on a dask cluster; the row adds the workers, partitions and bytes moved per CG step."""
+
+from __future__ import annotations
+
+from rbrepro.distributed.cluster import CONNECT_TIMEOUT_S, open_cluster, parse_cluster
+from rbrepro.distributed.errors import NotDistributable
+from rbrepro.distributed.estimator import DistributedRidge
+from rbrepro.distributed.fit import WHY_NOT
+
+
+def refuse_early(params) -> None:
+    """Refuse, before starting or reaching a cluster, what cannot run across machines."""
+    params.validate()
+    if params.method in WHY_NOT:
+        raise NotDistributable(f"{params.method} does not fit across machines: {WHY_NOT[params.method]}; "
+                               "use rb, rf or nystrom")
+    if params.solver == "rcd":
+        raise NotDistributable("the rcd solver updates one coordinate at a time against every row's residual; it does "
+                               "not fit across machines (use cg, pcg or, for rf and nystrom, direct)")
+
+
+def _wrapper(client, partitions):
+    """run_cell's `wrap`: the model inside a DistributedRidge on `client`; the list gets each one."""
+    wrapped: list[DistributedRidge] = []
+
+    def wrap(model):
+        wrapped.append(DistributedRidge(model, client=client, n_partitions=partitions))
+        return wrapped[-1]
+
+    return wrap, wrapped
+
+
+def _cluster_columns(cluster: str, model: DistributedRidge) -> dict:
+    return {"cluster": cluster, "workers": model.workers_, "partitions": model.partitions_,
+            "bytes_per_cg_step": model.bytes_per_cg_step_}
+
+
+def train_on_cluster(params, cluster: str, *, partitions: int | None = None,
+                     connect_timeout_s: float = CONNECT_TIMEOUT_S, **train_kwargs) -> dict:
+    """models.train.train(params, **train_kwargs) with the fit and the test predictions on `cluster`
+    (`local:N` or `tcp://HOST:PORT`)."""
+    from rbrepro.models.train import train
+
+    parse_cluster(cluster)
+    refuse_early(params)
+    with open_cluster(cluster, connect_timeout_s) as client:
+        wrap, wrapped = _wrapper(client, partitions)
+        row = train(params, wrap=wrap, **train_kwargs)
+    return {**row, **_cluster_columns(cluster, wrapped[-1])}
+
+
+def run_cell_on_cluster(params, data, cluster: str, *, partitions: int | None = None,
+                        connect_timeout_s: float = CONNECT_TIMEOUT_S) -> dict:
+    """models.cell.run_cell on a loaded dataset with the fit and predictions on `cluster` (a sweep's
+    `cluster:` key)."""
+    from rbrepro.models.cell import run_cell
+
+    refuse_early(params)
+    with open_cluster(cluster, connect_timeout_s) as client:
+        wrap, wrapped = _wrapper(client, partitions)
+        row = run_cell(params, data, wrap=wrap)
+    return {**row, **_cluster_columns(cluster, wrapped[-1])}
