@@ -25,7 +25,7 @@ help:
 	@echo "make report       regenerate REPRODUCTION.md (and README.md's counts) from the committed result CSVs"
 	@echo "make figures-mini the same with the small mini configs (a few minutes; part of CI)"
 	@echo "make soak         long fault-injection and property-test runs (not in CI)"
-	@echo "make battery      123 hostile inputs and 7 injected faults through the real CLI, with counts"
+	@echo "make battery      152 hostile inputs and 7 injected faults through the real CLI, with counts"
 	@echo "make bench        all benchmarks: bench-train (ijcnn1 train times), bench-parse (parser vs"
 	@echo "                  scikit-learn), bench-rcd (parallel RCD speedups, RB vs RF), bench-layout (RB"
 	@echo "                  test lookup and id width), bench-profile (where the published runs' time goes)"
@@ -133,7 +133,7 @@ soak: $(STAMP)
 	RBREPRO_SOAK=15 $(BIN)/python -m pytest -q tests/test_sweep.py tests/test_fault_injection.py \
 	  tests/test_fetch_faults.py tests/test_libsvm_parser.py -k "sigkill or property or fetch or rejects"
 
-# The hostile-input battery: 123 bad inputs and 7 injected faults through the real CLI; prints one
+# The hostile-input battery: 152 bad inputs and 7 injected faults through the real CLI; prints one
 # line per case and the counts of the README's reliability table (exit 1 if any case is BAD).
 battery: $(STAMP)
 	$(BIN)/python -m bench.hostile_battery --kills 6

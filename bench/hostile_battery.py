@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "libsvm"
+REPO = Path(__file__).resolve().parents[1]
+ESCAPE = "\x1b"
 TIMEOUT_S = 60
 
 
@@ -43,6 +45,7 @@ class Case:
     expect: str = "error"           # "error" or "ok"
     check_ok: object = None         # for "ok": callable(stdout) -> bool
     env: dict = field(default_factory=dict)
+    check_err: object = None        # callable(stderr) -> bool: what stderr must also say (a note, a refusal)
 
 
 def run_cli(args, env, cwd):
@@ -61,6 +64,10 @@ def classify(case: Case, proc) -> tuple[str, str]:
     lines = [line for line in proc.stderr.strip().splitlines() if "━" not in line and line.strip()]
     if "Traceback" in proc.stderr or proc.returncode < 0 or proc.returncode > 2:
         return "BAD", f"exit {proc.returncode}: {(lines or [''])[-1][:120]}"
+    if ESCAPE in "".join(lines):  # a crafted name's terminal escape codes reached the terminal raw
+        return "BAD", f"raw terminal escape on stderr: {ascii(lines[0])[:120]}"
+    if case.check_err is not None and not case.check_err(proc.stderr):
+        return "BAD", f"stderr lacks what it must say: {' '.join(lines)[:120]}"
     if case.expect == "ok":
         if proc.returncode == 0 and (case.check_ok is None or case.check_ok(proc.stdout)):
             return "correct", " ".join(proc.stdout.split())[:120]
@@ -357,6 +364,114 @@ def own_data_cases(tmp: Path) -> list[Case]:
     return cases
 
 
+def _gzip_lines(path: Path, line: bytes, count: int) -> Path:
+    import gzip
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wb", compresslevel=1) as fh:
+        for _ in range(count // 100_000):
+            fh.write(line * 100_000)
+    return path
+
+
+def _results(folder: Path, test_metric) -> Path:
+    """A results folder of two finished fig3-style rows, the second with `test_metric`."""
+    import pandas as pd
+
+    folder.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame({"dataset": ["d", "d"], "method": ["rb", "rb"], "sigma": [1.0, 2.0], "R": [8, 8], "seed": [0, 0],
+                  "metric": ["accuracy"] * 2, "train_metric": [90.0, 91.0], "test_metric": [89.0, test_metric],
+                  "train_s": [0.1, 0.1], "D": [10, 12], "status": ["ok", "ok"]}).to_csv(folder / "results.csv",
+                                                                                        index=False)
+    return folder
+
+
+def own_answer_cases(tmp: Path) -> list[Case]:
+    """No silent wrong answer (issue 37): each class at least twice, the project's own cases."""
+    d = tmp / "answers"
+    rng = np.random.default_rng(37)
+    X = rng.uniform(0, 1000, (600, 5))
+    counts = np.round(X[:, 0] / 20 + rng.normal(0, 1, 600)).clip(0, None)
+    quantity = write(d / "quantity.txt", "".join(f"{int(t)} " + " ".join(f"{j + 1}:{v:.3f}" for j, v in
+                                                                           enumerate(x)) + "\n"
+                                                  for x, t in zip(X, counts)))
+    classes = write(d / "classes.txt", "".join(f"{i % 2} " + " ".join(f"{j + 1}:{v:.3f}" for j, v in enumerate(x))
+                                               + "\n" for i, x in enumerate(X)))
+    narrow = write(d / "narrow.txt", "".join(f"{int(t)} 1:{x[0]:.3f} 2:{x[1]:.3f} 3:{x[2]:.3f}\n"
+                                             for x, t in zip(X, counts)))
+    wide_csv = write(d / "wide.csv", "".join(",".join(f"{v:.3f}" for v in x) + ",1,2,3\n" for x in X))
+    model = d / "quantity.npz"
+    run_cli(["train", quantity, "--task", "regression", "--R", "16", "--save-model", model, "-q"],
+            {"RBREPRO_DATA": str(tmp / "d")}, tmp)
+    foreign = write(d / "foreign" / "results.csv", "a,b\n1,2\n")
+    sweep_cfg = write(d / "s.yaml", "name: s\ndatasets:\n  digits: {sigma: [1], R: [8]}\n")
+    fig4 = d / "fig4"
+    shutil.copytree(REPO / "results" / "fig4", fig4, dirs_exist_ok=True)
+    dead_part = fig4 / ".fig4.png.999999999.abc.part"
+    write(dead_part, "")
+    edge = {"labels and no feature at all": ("1\n-1\n1\n-1\n", "no line names a feature"),
+            "labels near 1e200": ("".join(f"{1e200 * (i + 1)} 1:{i / 50}\n" for i in range(50)), "label 1e+200"),
+            "labels near -1e300": ("".join(f"{-1e300} 1:{i / 50}\n" for i in range(50)), "label -1e+300"),
+            "features at +-3e38 in one column": ("".join(f"{i % 2} 1:{3e38 if i % 3 else -3e38} 2:{i}\n"
+                                                         for i in range(50)), "feature 1 spans"),
+            "one line naming index 200,000,000": ("1 200000000:1\n", "feature index 200000000")}
+    cases = []
+    for label, (text, needle) in edge.items():
+        path = write(d / f"edge{len(cases)}.txt", text)
+        cases.append(Case("own answers", label, ["train", path, "--R", "8"], (str(path), needle)))
+    bomb = _gzip_lines(d / "bomb.txt.gz", b"1 1:1 2:1\n", 3_000_000)
+    csv_bomb = _gzip_lines(d / "bomb.csv.gz", b"1,0.5,0.25\n", 3_000_000)
+    small = {"RBREPRO_MEMORY_LIMIT_GB": "0.05"}
+    escape = d / "esc\x1b[31mred.txt"
+    cases += [
+        Case("own answers", "gzip bomb of valid LIBSVM lines", ["train", bomb, "--R", "8"], ("bomb.txt.gz", "parsing"),
+             env=small),
+        Case("own answers", "gzip bomb of valid CSV lines", ["train", csv_bomb, "--R", "8"], ("bomb.csv.gz", "CSV text"),
+             env=small),
+        Case("own answers", "--seed -1", ["train", "digits", "--R", "8", "--seed", "-1"], ("--seed",)),
+        Case("own answers", "--seed -1 with the block method", ["train", "digits", "--method", "block", "--seed", "-1"],
+             ("--seed",)),
+        Case("own answers", "sweep --seed -2", ["sweep", sweep_cfg, "--seed", "-2", "--dry-run"], ("--seed",)),
+        Case("own answers", "RF map of 10^9 features (featurize)", ["featurize", "digits", "--method", "rf", "--R",
+                                                                   "1000000000"], ("rf", "memory limit")),
+        Case("own answers", "Nystrom map past a 10 MB limit (featurize)", ["featurize", "digits", "--method",
+                                                                          "nystrom", "--R", "1000"],
+             ("nystrom", "memory limit"), env={"RBREPRO_MEMORY_LIMIT_GB": "0.01"}),
+        Case("own answers", "RB lookup tables past the limit", ["featurize", "digits", "--R", "4096", "--sigma",
+                                                               "1000"], ("memory limit",),
+             env={"RBREPRO_MEMORY_LIMIT_GB": "0.3"}),
+        Case("own answers", "plot fig3 of rows with a NaN metric", ["plot", "fig3", _results(d / "nan", "nan")],
+             ("results.csv:3", "test_metric")),
+        Case("own answers", "plot fig3 of rows with an inf metric", ["plot", "fig3", _results(d / "inf", "inf")],
+             ("results.csv:3", "test_metric")),
+        Case("own answers", "sweep into a folder with another results.csv", ["sweep", sweep_cfg, "--out",
+                                                                             foreign.parent, "-q"],
+             ("results.csv", "no sweep wrote")),
+        Case("own answers", "regression model on a file of class labels", ["predict", model, classes],
+             expect="ok", check_err=lambda err: "look like classes" in err),
+        Case("own answers", "predict on dense rows of 3 of 5 features", ["predict", model, narrow],
+             ("3 features", "takes 5", "--pad")),
+        Case("own answers", "predict on a CSV of 8 columns (model: 5)", ["predict", model, wide_csv],
+             ("8 columns", "5 features")),
+        Case("own answers", "predict on narrower rows with --pad", ["predict", model, narrow, "--pad"], expect="ok",
+             check_err=lambda err: "taken as zeros" in err),
+        Case("own answers", "a killed plot's partial file", ["plot", "fig4", fig4, "--out", fig4 / "fig4"],
+             expect="ok", check_ok=lambda out: not dead_part.exists()),
+        Case("own answers", "terminal escape codes in a file name", ["train", escape], ("\\x1b",)),
+        Case("own answers", "terminal escape codes in a dataset name", ["train", "digits\x1b[2J"], ("\\x1b",)),
+        Case("own answers", "whole-number labels, 52 distinct, no --task", ["train", quantity, "--R", "8"],
+             ("distinct whole numbers", "--task")),
+        Case("own answers", "--task regression on a built-in dataset", ["train", "digits", "--task", "regression"],
+             ("built-in", "--task")),
+        Case("own answers", "a path that does not exist", ["train", "data/nope.libsvm"], ("no such file",)),
+        Case("own answers", "a misspelt dataset name", ["train", "ijcnn11"], ("did you mean 'ijcnn1'",)),
+        Case("own answers", "--sigma neither a number nor auto", ["train", "digits", "--sigma", "wide"], ("--sigma",)),
+        Case("own answers", "--sigma auto on digits", ["train", "digits", "--R", "16", "--sigma", "auto", "--json"],
+             expect="ok", check_ok=lambda out: '"sigma_selection": "validation' in out),
+    ]
+    return cases
+
+
 def cli_option_cases(tmp: Path) -> list[Case]:
     """Options with impossible values or places: one line naming the option or path, never a traceback."""
     missing_dir = tmp / "no" / "such" / "dir"
@@ -458,7 +573,7 @@ def main(argv=None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="rbrepro-battery-"))
     try:
         cases = [*libsvm_cases(tmp), *csv_cases(tmp), *model_cases(tmp), *settings_cases(tmp), *fetch_cases(tmp),
-                 *sweep_config_cases(tmp), *own_data_cases(tmp), *cli_option_cases(tmp)]
+                 *sweep_config_cases(tmp), *own_data_cases(tmp), *cli_option_cases(tmp), *own_answer_cases(tmp)]
         if args.group:
             cases = [c for c in cases if c.group in args.group]
         counts = {"clean error": 0, "correct": 0, "BAD": 0}

@@ -54,12 +54,17 @@ def memory_limit_bytes(limit_gb: float | None = None) -> int:
     return int(DEFAULT_SHARE * physical_memory_bytes())
 
 
+def _size(n_bytes: float) -> str:
+    """GB to one decimal, or MB below 0.1 GB (so a small limit never reads "0.0 GB")."""
+    return f"{n_bytes / GB:.1f} GB" if n_bytes >= 0.1 * GB else f"{n_bytes / 2**20:.3g} MB"
+
+
 def check_memory(what: str, estimate_bytes: float, limit_gb: float | None = None) -> None:
     """Raise MemoryLimitError (one line: estimate and limit) if the estimate exceeds the limit."""
     limit = memory_limit_bytes(limit_gb)
     if estimate_bytes > limit:
-        raise MemoryLimitError(f"{what} needs about {estimate_bytes / GB:.1f} GB, more than the memory limit of "
-                               f"{limit / GB:.1f} GB (raise it with memory_limit_gb in Python, --memory-limit on the command line or "
+        raise MemoryLimitError(f"{what} needs about {_size(estimate_bytes)}, more than the memory limit of "
+                               f"{_size(limit)} (raise it with memory_limit_gb in Python, --memory-limit on the command line or "
                                f"RBREPRO_MEMORY_LIMIT_GB in the environment)")
 
 

@@ -190,8 +190,8 @@ def test_every_method_beats_the_mean_predictor(regression):
 
 def test_memory_guard_refuses_before_allocating(regression):
     X, y, _, _ = regression
-    with pytest.raises(MemoryLimitError, match=r"exact kernel on N = 300 rows needs about 0\.0 GB, more than the "
-                                               r"memory limit of 0\.0 GB \(raise it with memory_limit_gb in Python"):
+    with pytest.raises(MemoryLimitError, match=r"exact kernel on N = 300 rows needs about 0\.[0-9]+ MB, more than the "
+                                               r"memory limit of 0\.0102 MB \(raise it with memory_limit_gb in Python"):
         ExactKernelRegressor(memory_limit_gb=1e-5).fit(X, y)
     with pytest.raises(MemoryLimitError, match="rf features"):
         RandomFourierRegressor(n_components=4096, memory_limit_gb=1e-3).fit(X, y)

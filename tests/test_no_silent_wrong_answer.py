@@ -226,3 +226,19 @@ def test_a_dry_run_counts_the_cells_reuse_from_will_take(tmp_path):
                   tmp_path / "a", cwd=root, check=True).stdout
     taken = out.count(" reuse ")
     assert taken > 0 and f"{taken} to take from --reuse-from" in out.splitlines()[-1]
+
+
+def test_an_offline_download_error_is_short_and_says_why():
+    import requests
+
+    from rbrepro.data.transfer import REASON_CHARS, network_reason
+
+    offline = requests.ConnectionError(
+        "HTTPSConnectionPool(host='www.csie.ntu.edu.tw', port=443): Max retries exceeded with url: /x (Caused by "
+        "NameResolutionError(\"HTTPSConnection(host='www.csie.ntu.edu.tw', port=443): Failed to resolve "
+        "'www.csie.ntu.edu.tw' ([Errno -2] Name or service not known)\"))")
+    assert network_reason(offline) == "cannot resolve www.csie.ntu.edu.tw (no network, or no DNS here?)"
+    refused = requests.ConnectionError("HTTPConnectionPool(host='127.0.0.1', port=9): Max retries exceeded "
+                                       "(Caused by NewConnectionError('[Errno 111] Connection refused'))")
+    assert network_reason(refused) == "connection refused by 127.0.0.1"
+    assert len(network_reason(requests.HTTPError("x" * 1000))) <= REASON_CHARS

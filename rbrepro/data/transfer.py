@@ -60,6 +60,27 @@ class FetchError(RbreproError, RuntimeError):
     def __init__(self, message: str):
         super().__init__(redact(message))
 
+#: the longest reason a network failure is given in (urllib3's nested reprs run to 500 characters)
+REASON_CHARS = 160
+
+
+def network_reason(exc: BaseException) -> str:
+    """A short, plain reason for a failed request: the host that could not be resolved or reached
+    (an offline machine), a timeout, else the error's first clause, never urllib3's nested reprs."""
+    text = str(exc)
+    host = re.search(r"host='([^']+)'", text)
+    where = f" {host.group(1)}" if host else ""
+    if "NameResolutionError" in text or "Name or service not known" in text or "Temporary failure in name" in text:
+        return f"cannot resolve{where} (no network, or no DNS here?)"
+    if "Connection refused" in text:
+        return f"connection refused by{where or ' the server'}"
+    if isinstance(exc, requests.Timeout) or "timed out" in text:
+        return f"no answer from{where or ' the server'} in time"
+    first = re.sub(r"\s*\(Caused by .*", "", text)
+    first = f"{type(exc).__name__}: {first}"
+    return first if len(first) <= REASON_CHARS else first[: REASON_CHARS - 3] + "..."
+
+
 class _Broken(Exception):
     """A transfer that broke off and may be resumed."""
 
@@ -106,7 +127,7 @@ def _request(url: str, headers: dict, stream: bool, timeout: tuple[float, float]
         resp = requests.get(url, headers=headers, stream=stream,
                             timeout=timeout or (CONNECT_TIMEOUT_S, read_timeout_s()))
     except requests.RequestException as exc:
-        raise _Broken(f"{type(exc).__name__}: {exc}") from exc
+        raise _Broken(network_reason(exc)) from exc
     if resp.status_code == 404:
         return None
     if resp.status_code == 416:  # our partial file is not a prefix the server recognizes
@@ -243,8 +264,8 @@ def _download(url: str, part: Path, label: str, progress: bool, limits: Limits |
         except FetchError:
             _drop_partial(part)
             raise
-    raise FetchError(f"{label}: download of {url} failed after {RETRIES} attempts: {last} "
-                     f"(the partial file {part} is kept and will be resumed)")
+    kept = f" (the partial file {part} is kept and will be resumed)" if part.exists() and part.stat().st_size else ""
+    raise FetchError(f"{label}: download of {url} failed after {RETRIES} attempts: {last}{kept}")
 
 def _change_while_copied(before: os.stat_result, after: os.stat_result, copied: int) -> str | None:
     """How a file changed while it was copied, or None if it did not."""
