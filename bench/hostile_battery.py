@@ -163,10 +163,10 @@ def model_cases(tmp: Path) -> list[Case]:
         cases.append(Case("model file", label, ["predict", path, test], (str(path),)))
     other = write(tmp / "model" / "reg.txt", "".join(f"{3.5 + i} 1:0.{i} 2:0.5\n" for i in range(1, 9)))
     cases.append(Case("model file", "labels that are not the model's classes (predicted, not scored)",
-                      ["predict", model, other, "--json"], expect="ok",
+                      ["predict", model, other, "--json", "--pad"], expect="ok",
                       check_ok=lambda out: '"value": null' in out and "not classes of the model" in out))
     unlabelled = write(tmp / "model" / "unlabelled.txt", "".join(f"1:0.{i} 2:0.5\n" for i in range(1, 9)))
-    cases.append(Case("model file", "rows without labels (predicted, not scored)", ["predict", model, unlabelled],
+    cases.append(Case("model file", "rows without labels (predicted, not scored)", ["predict", model, unlabelled, "--pad"],
                       expect="ok", check_ok=lambda out: len(out.split()) == 8))
     cases.append(Case("model file", "the intact model", ["predict", model, test], expect="ok",
                       check_ok=lambda out: len(out.split()) >= 100))
