@@ -5,6 +5,8 @@ A leaf module (no imports), so the command line can offer the choices without lo
 matplotlib. The methods themselves are described in `rbrepro.models.registry`.
 """
 
+#: a dataset's task (data.registry; a user's file may say it with --task or task:)
+TASKS = ("regression", "binary", "multiclass")
 #: the Laplacian kernel's distance: l1 (the product kernel RB approximates) or euclidean (the
 #: authors' baselines, docs/authors-protocol.md); features.laplacian computes both
 KERNELS = ("l1", "euclidean")

@@ -10,9 +10,8 @@ from typing import List
 import typer
 from rich.console import Console
 
-from rbrepro.data.registry import TASKS
 from rbrepro.models.registry import FEATURE_METHODS, METHOD_NAMES
-from rbrepro.vocabulary import FIGURES, KERNELS, LOSSES, SCALINGS, SOLVERS, VARIANTS
+from rbrepro.vocabulary import FIGURES, KERNELS, LOSSES, SCALINGS, SOLVERS, TASKS, VARIANTS
 
 err = Console(stderr=True)
 

@@ -18,7 +18,6 @@ import io
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from rbrepro.data.inputs import InputFileError
 from rbrepro.data.libsvm import Parsed, ParseError, open_text
@@ -111,6 +110,8 @@ def parse_csv(path: Path, n_features: int = 0, label_column: int | None = 0,
         raise ParseError(f"{path}:{header_line}: the header names column {named[0] + 1} "
                          f"{fields[named[0]].strip()!r}, but the label is read from column {label_column % width + 1}; "
                          f"give --label-column {named[0]} (or label_column: {named[0]} in a datasets file)")
+    import pandas as pd  # here, not at import: a LIBSVM-only run never pays pandas' 0.2 s import
+
     frame = pd.read_csv(io.StringIO("\n".join(lines)), header=None, dtype=str, keep_default_na=False)
     values = frame.apply(lambda col: pd.to_numeric(col.str.strip(), errors="coerce")).to_numpy(dtype=np.float64)
     if label_column is None:  # no label: a NaN label column in front, so the checks below stay as they are
