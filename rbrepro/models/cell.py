@@ -23,7 +23,7 @@ from rbrepro.errors import InvalidParameter
 from rbrepro.memory import PeakMemory, memory_limit_bytes
 from rbrepro.models import targets
 from rbrepro.models.l1_model import L1_MODEL
-from rbrepro.models.registry import METHOD_NAMES, METHODS, RCD_METHODS
+from rbrepro.models.registry import METHODS, method_names, rcd_methods
 from rbrepro.provenance import provenance
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.vocabulary import KERNELS, LOSSES, RNGS, SCALINGS, SCORINGS, SOLVERS, VARIANTS
@@ -62,14 +62,14 @@ class CellParams:
 
     def validate(self) -> "CellParams":
         if self.method not in METHODS:
-            raise InvalidParameter(f"method {self.method!r} is not available; choose from {', '.join(METHOD_NAMES)}")
+            raise InvalidParameter(f"method {self.method!r} is not available; choose from {', '.join(method_names())}")
         spec = METHODS[self.method]
         if self.solver not in SOLVERS:
             raise InvalidParameter(f"solver {self.solver!r} is not available; choose from {', '.join(SOLVERS)}")
         if spec.cholesky and self.solver != "default":
             raise InvalidParameter(f"{self.method} solves its kernel systems by Cholesky; --solver must be 'default'")
         if self.solver not in spec.solvers:
-            raise InvalidParameter(f"the {self.solver} solver runs on {' or '.join(RCD_METHODS)} features"
+            raise InvalidParameter(f"the {self.solver} solver runs on {' or '.join(rcd_methods())} features"
                                    if self.solver == "rcd" else
                                    f"{self.method} takes the solvers {', '.join(spec.solvers)}, not {self.solver!r}")
         if self.kernel not in KERNELS:
