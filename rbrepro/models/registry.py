@@ -28,6 +28,8 @@ ROLES = ("subject", "baseline", "reference")
 MEMORY_MODELS = ("features", "kernel", "blocks")
 #: the L1 models trained by RCD on a feature method (docs/design.md §4)
 RCD_ESTIMATORS = ("rbrepro.models.l1_model:L1FeatureClassifier", "rbrepro.models.l1_model:L1FeatureRegressor")
+#: makes the ridge classifier and regressor of a feature method that names no estimators
+RIDGE_ON_FEATURES = "rbrepro.models.feature_ridge:ridge_estimator"
 
 
 def resolve(target):
@@ -63,11 +65,7 @@ class MethodSpec:
     def estimator(self, task: str) -> type:
         """Its classifier ("classification") or regressor ("regression") class, imported on use."""
         target = self.estimators[0 if task == "classification" else 1]
-        if target:
-            return resolve(target)
-        from rbrepro.models.feature_ridge import ridge_estimator
-
-        return ridge_estimator(self, task)
+        return resolve(target) if target else resolve(RIDGE_ON_FEATURES)(self, task)
 
     def feature_class(self) -> type:
         """Its feature map's class (feature methods only)."""
