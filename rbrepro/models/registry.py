@@ -149,6 +149,27 @@ def method_spec(name: str) -> MethodSpec:
         raise UnknownName(f"method {name!r} is not available; choose from {', '.join(METHODS)}") from None
 
 
+_RCD_DRAWS = ("rng and scoring 'authors' replay the authors' ridge drivers; rcd cells use numpy draws and the "
+              "standard scoring")
+#: what the rcd solver needs of a cell beyond a method that lists it: (setting, the value it needs, why)
+RCD_NEEDS = (("kernel", "l1", "rcd runs on the L1 kernel only, not {value!r}"),
+             ("rng", "numpy", _RCD_DRAWS), ("scoring", "standard", _RCD_DRAWS))
+
+
+def solver_conflict(solver: str, methods, **setting) -> str | None:
+    """Why `solver` cannot run cells of `methods` with this kernel, rng and scoring (None: it can):
+    the one rule that both a cell's validation and a sweep config's parser apply."""
+    if solver != "rcd":
+        return None
+    off = [m for m in methods if m not in rcd_methods()]
+    if off:
+        return f"the rcd solver runs on {' or '.join(rcd_methods())} features, not {', '.join(off)}"
+    for name, needed, why in RCD_NEEDS:
+        if setting.get(name, needed) != needed:
+            return why.format(value=setting[name])
+    return None
+
+
 def _gaps(spec: MethodSpec) -> list[str]:
     """What an entry lacks or gets wrong (empty: complete)."""
     gaps = [] if spec.name.isidentifier() else [f"a name of letters, digits and '_' (got {spec.name!r})"]
