@@ -11,15 +11,16 @@ import typer
 
 from rbrepro.cli.app import app
 from rbrepro.cli.common import (
-    DATA_HELP,
-    DATASETS_HELP,
     KERNEL_HELP,
-    MIRROR_HELP,
     SCALING_HELP,
+    DataDir,
+    DatasetsFile,
     FeatureMethod,
     Kernel,
     Loss,
     Method,
+    Mirror,
+    Quiet,
     Scaling,
     Solver,
     Task,
@@ -45,9 +46,9 @@ def featurize(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the grid / frequency / landmark draw."),
     threads: int = typer.Option(0, "--threads", min=0, help="numba threads (0 = all cores)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
-    mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
-    datasets: Optional[Path] = typer.Option(None, "--datasets", help=DATASETS_HELP),
+    mirror: Mirror = None,
+    data_dir: DataDir = None,
+    datasets: DatasetsFile = None,
 ):
     """Build a feature map of a dataset and report D, nnz, kappa (rb) and times (without compilation)."""
     import numba
@@ -147,14 +148,14 @@ def train(
     save_model: Optional[Path] = typer.Option(None, "--save-model", help="Write the fitted model here (.npz, no "
                                               "pickle) for `rbrepro predict`."),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object: the result row."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars (fetch, parse): only the result."),
+    quiet: Quiet = False,
     test: Optional[Path] = typer.Option(None, "--test", help="Score on this LIBSVM/CSV file instead of a split of "
                                                              "NAME (then a training file too)."),
     label_column: Optional[int] = typer.Option(None, "--label-column", help="A CSV file's label column (0 the "
                                                                             "first, the default; -1 the last)."),
-    mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
-    datasets: Optional[Path] = typer.Option(None, "--datasets", help=DATASETS_HELP),
+    mirror: Mirror = None,
+    data_dir: DataDir = None,
+    datasets: DatasetsFile = None,
 ):
     """Train a model and report train/test performance, cost figures and times.
 
