@@ -76,17 +76,20 @@ def test_an_incomplete_or_taken_entry_is_refused_by_name():
     with pytest.raises(InvalidParameter, match="'rb' is registered already"):
         register_method(METHODS["rb"])
     with pytest.raises(InvalidParameter, match="needs features"):
-        register_method(MethodSpec("half", "half", "baseline", "x", "n_components", "direct", ("default",), ("l1",),
-                                   "features", style=("half", "tab:gray", "o")))
+        register_method(MethodSpec("half", "half", "baseline", "x", "n_components", "direct", ("default", "direct"),
+                                   ("l1",), "features", style=("half", "tab:gray", "o")))
     with pytest.raises(InvalidParameter, match="style"):
-        register_method(MethodSpec("plain", "plain", "baseline", "x", "n_components", "direct", ("default",), ("l1",),
-                                   "features", features=LinearFeatures))
+        register_method(MethodSpec("plain", "plain", "baseline", "x", "n_components", "direct", ("default", "direct"),
+                                   ("l1",), "features", features=LinearFeatures))
     with pytest.raises(InvalidParameter, match="estimators"):
         register_method(MethodSpec("kern", "kern", "baseline", "", None, "cholesky", ("default",), ("l1",), "kernel",
                                    style=("kern", "k", "")))
+    with pytest.raises(InvalidParameter, match="default_solver"):
+        register_method(MethodSpec("slow", "slow", "baseline", "x", "n_components", "rcd", ("default", "cg"), ("l1",),
+                                   "features", features=LinearFeatures, style=("slow", "tab:gray", "o")))
     with pytest.raises(InvalidParameter, match="stays registered"):
         unregister_method("rb")
-    assert "half" not in METHODS and "plain" not in METHODS and "kern" not in METHODS
+    assert not {"half", "plain", "kern", "slow"} & set(METHODS)
     with pytest.raises(UnknownName, match="'linear' is not available"):
         method_spec("linear")
     with pytest.raises(InvalidParameter, match="'linear' is not available"):

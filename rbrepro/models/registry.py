@@ -178,6 +178,8 @@ def _gaps(spec: MethodSpec) -> list[str]:
     gaps += [] if spec.solvers and set(spec.solvers) <= set(SOLVERS) and "default" in spec.solvers else \
         [f"solvers from {SOLVERS}, 'default' among them"]
     gaps += [] if spec.kernels and set(spec.kernels) <= set(KERNELS) else [f"kernels from {KERNELS}"]
+    defaults = ("cholesky",) if spec.cholesky else tuple(s for s in spec.solvers if s in RIDGE_SOLVERS)
+    gaps += [] if spec.default_solver in defaults else [f"a default_solver in {defaults} (got {spec.default_solver!r})"]
     gaps += [] if len(spec.style) == 3 and spec.style[0] and spec.style[1] else ["style (label, colour, marker)"]
     if spec.memory == "features":
         gaps += [] if spec.features and spec.has_R else ["features (its feature map) and r_parameter"]
