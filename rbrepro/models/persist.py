@@ -5,6 +5,11 @@ attributes, the number of features, the dataset's name, its scaling (the min-max
 stored as arrays) and a fingerprint of the training data. Loading uses
 `np.load(allow_pickle=False)` and rebuilds the estimator from the header, so a model file
 can never execute code.
+
+What is saved is each class's own word: `_saved_arrays` and `_saved_scalars` (estimators and
+feature maps alike), `_ragged_state` / `_restore_ragged` for per-leaf arrays, and `_check_saved`
+for the checks a loaded state must pass. Classes are found by name among the registered
+methods' (models.registry), so a method registered at run time saves and loads with no edit here.
 """
 
 from __future__ import annotations
