@@ -4,6 +4,7 @@ written atomically with the same bytes for the same rows. The one module that se
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import matplotlib
@@ -12,10 +13,27 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from rbrepro.data.atomic import atomic_path  # noqa: E402
+from rbrepro.models.registry import METHODS  # noqa: E402
+
+
+class _MethodStyles(Mapping):
+    """method -> (label, colour, marker), read from each registry entry's `style` on every lookup,
+    so a method registered at run time is drawn with its own (in the registry's order)."""
+
+    def __getitem__(self, method: str) -> tuple[str, str, str]:
+        if method not in METHODS:
+            raise KeyError(method)
+        return METHODS[method].style
+
+    def __iter__(self):
+        return iter(list(METHODS))
+
+    def __len__(self) -> int:
+        return len(METHODS)
+
 
 #: per method: (label, colour, marker)
-METHOD_STYLE = {"rb": ("RB", "tab:red", "o"), "rf": ("RF", "tab:blue", "s"), "nystrom": ("Nyström", "tab:green", "^"),
-                "block": ("block", "tab:purple", "D"), "exact": ("exact", "black", "")}
+METHOD_STYLE = _MethodStyles()
 
 
 def new_figure(n_rows: int, n_cols: int, width: float = 4.2, height: float = 3.2):

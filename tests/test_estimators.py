@@ -91,7 +91,7 @@ def digits():
 
 def test_init_only_stores_parameters_and_clone_works():
     rb = RandomBinningFeatures(n_grids=7, sigma=0.5, random_state=3)
-    assert rb.get_params() == {"n_grids": 7, "sigma": 0.5, "random_state": 3, "draws": "numpy"}
+    assert rb.get_params() == {"n_grids": 7, "sigma": 0.5, "random_state": 3, "draws": "numpy", "memory_limit_gb": None}
     assert clone(rb).get_params() == rb.get_params()
     assert not hasattr(RandomBinningFeatures(n_grids=-1), "n_bins_")  # validation happens at fit
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import re
 from enum import Enum
-from typing import List
+from pathlib import Path
+from typing import Annotated, List, Optional
 
 import typer
 from rich.console import Console
@@ -24,6 +25,12 @@ DATASETS_HELP = "A YAML file registering your own datasets [default: $RBREPRO_DA
 
 MIRROR_HELP = ("Base of a LIBSVM mirror in the site's layout: a directory or an http(s) URL "
                "[default: $RBREPRO_MIRROR, else the LIBSVM site].")
+
+# The options several commands share, each declared once (`data_dir: DataDir = None`).
+DataDir = Annotated[Optional[Path], typer.Option("--data-dir", help=DATA_HELP)]
+Mirror = Annotated[Optional[str], typer.Option("--mirror", help=MIRROR_HELP)]
+DatasetsFile = Annotated[Optional[Path], typer.Option("--datasets", help=DATASETS_HELP)]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
 
 
 def _choices(name: str, values) -> type[Enum]:

@@ -11,15 +11,16 @@ import typer
 
 from rbrepro.cli.app import app
 from rbrepro.cli.common import (
-    DATA_HELP,
-    DATASETS_HELP,
     KERNEL_HELP,
-    MIRROR_HELP,
     SCALING_HELP,
+    DataDir,
+    DatasetsFile,
     FeatureMethod,
     Kernel,
     Loss,
     Method,
+    Mirror,
+    Quiet,
     Scaling,
     Solver,
     Task,
@@ -45,64 +46,66 @@ def featurize(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the grid / frequency / landmark draw."),
     threads: int = typer.Option(0, "--threads", min=0, help="numba threads (0 = all cores)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
-    mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
-    datasets: Optional[Path] = typer.Option(None, "--datasets", help=DATASETS_HELP),
+    mirror: Mirror = None,
+    data_dir: DataDir = None,
+    datasets: DatasetsFile = None,
 ):
     """Build a feature map of a dataset and report D, nnz, kappa (rb) and times (without compilation)."""
     import numba
     from threadpoolctl import threadpool_limits
 
     from rbrepro.data.load import load_dataset
-    from rbrepro.features import NystromFeatures, RandomBinningFeatures, RandomFourierFeatures
+    from rbrepro.models.registry import method_spec
 
-    if method is FeatureMethod.rb and kernel is not Kernel.l1:
-        _fail(f"--kernel {kernel.value}: Random Binning approximates the l1 kernel only; use --method rf or nystrom")
+    spec = method_spec(method.value)
+    if kernel.value not in spec.kernels:
+        others = " or ".join(m for m in FeatureMethod.__members__.values() if kernel.value in method_spec(m.value).kernels)
+        _fail(f"--kernel {kernel.value}: {spec.title} approximates the {' or '.join(spec.kernels)} kernel only; "
+              f"use --method {others}")
     if threads:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     data = _guard(lambda: load_dataset(name, data_dir, mirror, progress=not as_json, datasets_file=datasets))
 
-    def rb_work():
-        rb = RandomBinningFeatures(n_grids=R, sigma=sigma, random_state=seed)
-        rb.warm_up(data.X_train)
-        t0 = time.perf_counter()
-        Z = rb.fit_transform_binned(data.X_train)
-        t1 = time.perf_counter()
-        Zt = rb.transform_binned(data.X_test)
-        t2 = time.perf_counter()
-        return {"n_train": Z.n_rows, "D": rb.n_bins_, "nnz": rb.nnz_, "kappa": rb.kappa_,
-                "test_unseen_share": float((Zt.ids < 0).mean()), "featurize_s": t1 - t0, "transform_test_s": t2 - t1}
-
-    def dense_work():
-        cls = RandomFourierFeatures if method is FeatureMethod.rf else NystromFeatures
-        cls(n_components=2, sigma=sigma, kernel=kernel.value, random_state=0).fit(data.X_train[:4]) \
-            .transform(data.X_train[:4])  # compile the kernels outside the timed region
-        feats = cls(n_components=R, sigma=sigma, kernel=kernel.value, random_state=seed)
-        t0 = time.perf_counter()
-        Z = feats.fit(data.X_train).transform(data.X_train)
-        t1 = time.perf_counter()
-        feats.transform(data.X_test)
-        t2 = time.perf_counter()
-        return {"n_train": Z.shape[0], "D": Z.shape[1], "nnz": int(Z.size), "kappa": None,
-                "test_unseen_share": 0.0, "featurize_s": t1 - t0, "transform_test_s": t2 - t1}
-
     def work():
         with threadpool_limits(limits=numba.get_num_threads()):
-            figures = rb_work() if method is FeatureMethod.rb else dense_work()
+            figures = _featurize_timed(spec, data, R, sigma, kernel.value, seed)
         return {"dataset": data.name, "method": method.value, "kernel": kernel.value, "R": R, "sigma": sigma,
                 "seed": seed, **figures, "threads": numba.get_num_threads()}
 
     out = _guard(work)
     if as_json:
         typer.echo(json.dumps(out))
-    elif method is FeatureMethod.rb:
-        typer.echo(f"{name}: RB R={R} sigma={sigma:g}: D={out['D']} nnz={out['nnz']} kappa={out['kappa']:.2f} "
-                   f"featurize {out['featurize_s']:.3f} s ({out['threads']} threads), test transform "
-                   f"{out['transform_test_s']:.3f} s, {100 * out['test_unseen_share']:.1f}% test entries in unseen bins")
+    elif out["kappa"] is not None:
+        typer.echo(f"{name}: {spec.style[0]} R={R} sigma={sigma:g}: D={out['D']} nnz={out['nnz']} "
+                   f"kappa={out['kappa']:.2f} featurize {out['featurize_s']:.3f} s ({out['threads']} threads), test "
+                   f"transform {out['transform_test_s']:.3f} s, {100 * out['test_unseen_share']:.1f}% test entries in "
+                   f"unseen bins")
     else:
         typer.echo(f"{name}: {method.value} R={R} sigma={sigma:g} kernel {kernel.value}: D={out['D']} "
                    f"featurize {out['featurize_s']:.3f} s ({out['threads']} threads), test transform "
                    f"{out['transform_test_s']:.3f} s")
+
+
+def _featurize_timed(spec, data, R: int, sigma: float, kernel: str, seed: int) -> dict:
+    """The method's feature map of the training and test rows, timed without compilation: D, nnz,
+    kappa (maps that have one) and the share of test entries in bins unseen in training."""
+    from rbrepro.models.feature_ridge import features_of, fit_features
+
+    if hasattr(spec.feature_class(), "warm_up"):
+        spec.feature_map(R, sigma=sigma, kernel=kernel, random_state=seed).warm_up(data.X_train)
+    else:  # compile the kernels outside the timed region
+        spec.feature_map(2, sigma=sigma, kernel=kernel, random_state=0).fit(data.X_train[:4]).transform(data.X_train[:4])
+    feats = spec.feature_map(R, sigma=sigma, kernel=kernel, random_state=seed)
+    t0 = time.perf_counter()
+    Z = fit_features(feats, data.X_train)
+    t1 = time.perf_counter()
+    Zt = features_of(feats, data.X_test)
+    t2 = time.perf_counter()
+    ids = getattr(Zt, "ids", None)
+    kappa = getattr(feats, "kappa_", None)
+    return {"n_train": Z.shape[0], "D": Z.shape[1], "nnz": int(Z.nnz if hasattr(Z, "nnz") else Z.size),
+            "kappa": kappa, "test_unseen_share": 0.0 if ids is None else float((ids < 0).mean()),
+            "featurize_s": t1 - t0, "transform_test_s": t2 - t1}
 
 
 @app.command()
@@ -150,14 +153,14 @@ def train(
     partitions: Optional[int] = typer.Option(None, "--partitions", min=1, help="--cluster: row partitions "
                                              "[default: one per worker]."),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object: the result row."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars (fetch, parse): only the result."),
+    quiet: Quiet = False,
     test: Optional[Path] = typer.Option(None, "--test", help="Score on this LIBSVM/CSV file instead of a split of "
                                                              "NAME (then a training file too)."),
     label_column: Optional[int] = typer.Option(None, "--label-column", help="A CSV file's label column (0 the "
                                                                             "first, the default; -1 the last)."),
-    mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
-    datasets: Optional[Path] = typer.Option(None, "--datasets", help=DATASETS_HELP),
+    mirror: Mirror = None,
+    data_dir: DataDir = None,
+    datasets: DatasetsFile = None,
 ):
     """Train a model and report train/test performance, cost figures and times.
 

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from rbrepro.cli.app import app
-from rbrepro.cli.common import Figure, _fail, _guard, _parse_floats
+from rbrepro.cli.common import DataDir, Figure, Mirror, _fail, _guard, _parse_floats
 
 
 @app.command()
@@ -81,8 +81,8 @@ def diagnose(
                                                           "[default: runs/diagnose-DATASET]."),
     figure: Optional[Path] = typer.Option(None, "--figure", help="With a theory config: where to draw the figure "
                                                                 "(PNG and PDF) [default: OUT/theory]."),
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Data cache [default: $RBREPRO_DATA]."),
-    mirror: Optional[str] = typer.Option(None, "--mirror", help="A LIBSVM mirror (directory or URL)."),
+    data_dir: DataDir = None,
+    mirror: Mirror = None,
 ):
     """Check the paper's Theorem 1 on your data: objective gap and kernel error against R.
 

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from rbrepro.cli.app import app
-from rbrepro.cli.common import DATA_HELP, MIRROR_HELP, _fail, _guard, _parse_floats, err
+from rbrepro.cli.common import DataDir, Mirror, Quiet, _fail, _guard, _parse_floats, err
 
 
 @app.command()
@@ -44,9 +44,9 @@ def sweep(
     worker_timeout: float = typer.Option(60.0, "--worker-timeout", min=1.0,
                                          help="With --scheduler: seconds to wait for a first dask worker."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells and which are done; run nothing."),
-    mirror: Optional[str] = typer.Option(None, "--mirror", help=MIRROR_HELP),
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help=DATA_HELP),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    mirror: Mirror = None,
+    data_dir: DataDir = None,
+    quiet: Quiet = False,
 ):
     """Run a config's grid (datasets x methods x sigma x R x seeds x threads) and write the results CSV.
 

@@ -161,7 +161,7 @@ def _check_rows(raw: Path, parsed: libsvm.Parsed, file: DataFile) -> None:
 
 #: the largest |label| accepted: squares and sums of squares of labels stay finite in float64
 LABEL_LIMIT = 1e100
-#: a width this large must be backed by the data (or declared with n_features): see _check_content
+#: a width this large must be backed by the data (or declared with n_features): see _check_parsed
 SUSPECT_WIDTH = 1_000_000
 
 
@@ -368,6 +368,28 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
     """
     if scaling not in SCALINGS:
         raise InvalidParameter(f"scaling {scaling!r} is not available; choose from {', '.join(SCALINGS)}")
+    spec, root = _resolve(name, data_path, datasets_file, test_file, label_column, task)
+    train, test, val = _read(spec, root, fetch, mirror, progress, memory_limit_gb)
+    class_names = train.classes
+    test, val = (_on_training_names(spec, class_names, part, role) for part, role in ((test, "test"), (val, "validation")))
+    width = spec.n_features or max(p.X.shape[1] for p in (train, test, val) if p is not None)
+    task = _task(spec, train.y, class_names)
+    _check_labels(spec, task, train, test, val)
+    train, test, split = _split(spec, train, test)
+    X_train, X_test, X_val = (_pad(p.X, width) if p is not None else None for p in (train, test, val))
+    how = spec.scaling if scaling == "default" else scaling
+    scaler, (X_train, X_test, X_val), scaling = _scale(spec, how, (X_train, X_test, X_val))
+    return Dataset(name=spec.name, task=task, X_train=X_train, y_train=train.y, X_test=X_test,
+                   y_test=test.y, X_val=X_val, y_val=val.y if val else None, scaling=scaling, split=split,
+                   info={"n_train": X_train.shape[0], "n_test": X_test.shape[0], "n_features": width,
+                         "paper_n_train": spec.n_train, "paper_n_test": spec.n_test, "note": spec.note,
+                         "spec": replace(spec, task=task), "scaler": scaler, "class_names": class_names,
+                         "repairs": tuple(r for p in (train, test, val) if p is not None for r in p.repairs)})
+
+
+def _resolve(name, data_path, datasets_file, test_file, label_column, task: str) -> tuple[DatasetSpec, Path]:
+    """(the spec `name` stands for, the data folder): a registered or user-registered dataset, or a
+    file named here (with its test file and label column, which only a file named here may take)."""
     if test_file is not None or label_column is not None:
         what = f"a test file ({test_file})" if test_file is not None else f"a label column ({label_column})"
         if not isinstance(name, str) or not _names_a_file(name):
@@ -380,71 +402,67 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
             raise InvalidParameter(f"{what} applies to CSV files; {name.train.url} is LIBSVM, whose label is each "
                                    f"line's first token")
     root = data_dir(data_path)
-    spec = _with_task(resolve_spec(name, root, user_datasets(datasets_file)), task)
+    return _with_task(resolve_spec(name, root, user_datasets(datasets_file)), task), root
+
+
+def _read(spec: DatasetSpec, root: Path, fetch: bool, mirror, progress: bool, memory_limit_gb: float | None = None):
+    """(train, test, val) rows as parsed (test and val None where the dataset has no such file),
+    fetching missing files unless fetch=False; each file's rows and content checked."""
     if spec.generated:
-        train, test, val = generated_rows(spec, root), None, None
-    else:
-        missing = [f for f in spec.files if not (root / "raw" / f.path).exists()]
-        if missing and not fetch:
-            raise MissingData(f"{spec.name}: {missing[0].path} is not in {root / 'raw'}; "
-                                    f"run `rbrepro fetch {spec.name}`")
-        if _needs_fetch(spec, root):
-            fetch_dataset(spec, root, default_mirror(mirror), progress=progress)
-        parsed = {}
-        for role, f in (("train", spec.train), ("test", spec.test), ("val", spec.val)):
-            if f is None:
-                continue
-            raw = root / "raw" / f.path
-            try:
-                parsed[role] = load_parsed(raw, spec.n_features, root / "cache", f.format, key=f.path,
-                                           repairs=f.repairs, label_column=f.label_column,
-                                           memory_limit_gb=memory_limit_gb)
-            except (libsvm.ParseError, MemoryLimitError) as exc:
-                if not f.url:
-                    raise
-                # a user's file is parsed from its copy under raw/user/: name the file the user gave
-                raise type(exc)(str(exc).replace(str(raw), redact(f.url))) from None
-            _check_rows(raw, parsed[role], f)
-            _check_parsed(redact(f.url) if f.url else str(raw), parsed[role], spec.n_features)
-        train, test, val = parsed["train"], parsed.get("test"), parsed.get("val")
+        return generated_rows(spec, root), None, None
+    missing = [f for f in spec.files if not (root / "raw" / f.path).exists()]
+    if missing and not fetch:
+        raise MissingData(f"{spec.name}: {missing[0].path} is not in {root / 'raw'}; "
+                          f"run `rbrepro fetch {spec.name}`")
+    if _needs_fetch(spec, root):
+        fetch_dataset(spec, root, default_mirror(mirror), progress=progress)
+    parsed = {}
+    for role, f in (("train", spec.train), ("test", spec.test), ("val", spec.val)):
+        if f is None:
+            continue
+        raw = root / "raw" / f.path
+        try:
+            parsed[role] = load_parsed(raw, spec.n_features, root / "cache", f.format, key=f.path,
+                                       repairs=f.repairs, label_column=f.label_column,
+                                       memory_limit_gb=memory_limit_gb)
+        except (libsvm.ParseError, MemoryLimitError) as exc:
+            if not f.url:
+                raise
+            # a user's file is parsed from its copy under raw/user/: name the file the user gave
+            raise type(exc)(str(exc).replace(str(raw), redact(f.url))) from None
+        _check_rows(raw, parsed[role], f)
+        _check_parsed(redact(f.url) if f.url else str(raw), parsed[role], spec.n_features)
+    return parsed["train"], parsed.get("test"), parsed.get("val")
 
-    class_names = train.classes
-    test, val = (_on_training_names(spec, class_names, part, role) for part, role in ((test, "test"), (val, "validation")))
-    width = spec.n_features or max(p.X.shape[1] for p in (train, test, val) if p is not None)
-    task = _task(spec, train.y, class_names)
-    if task != "regression":
-        classes = np.unique(train.y)
-        if spec.n_classes and len(classes) != spec.n_classes:
-            raise ContentError(f"{spec.name}: the training file has {len(classes)} classes "
-                               f"({classes[:10].tolist()}), the registry expects {spec.n_classes}")
-        for role, part in (("test", test), ("validation", val)):
-            if part is not None and not np.isin(np.unique(part.y), classes).all():
-                extra = np.setdiff1d(np.unique(part.y), classes)[:5].tolist()
-                raise ContentError(f"{spec.name}: the {role} file has labels the training file lacks: {extra}")
 
-    if test is None:
-        n = train.X.shape[0]
-        perm = np.random.default_rng(spec.split_seed).permutation(n)
-        cut = split_sizes(n, spec)
-        if not 0 < cut < n:
-            raise ContentError(f"{spec.name}: {spec.train.path if spec.train else 'the data'} has {n} row(s), which "
-                               f"cannot be split into training and test rows; give it more rows or a test file")
-        tr, te = np.sort(perm[:cut]), np.sort(perm[cut:])
-        test = libsvm.Parsed(train.X[te], train.y[te])
-        train = libsvm.Parsed(train.X[tr], train.y[tr])
-        split = f"seeded split {len(tr)}/{len(te)} (seed {spec.split_seed})"
-    else:
-        split = "provided test file"
+def _check_labels(spec: DatasetSpec, task: str, train, test, val) -> None:
+    """A classification's classes: as many as the registry says, and none in test or validation
+    rows that training lacks."""
+    if task == "regression":
+        return
+    classes = np.unique(train.y)
+    if spec.n_classes and len(classes) != spec.n_classes:
+        raise ContentError(f"{spec.name}: the training file has {len(classes)} classes "
+                           f"({classes[:10].tolist()}), the registry expects {spec.n_classes}")
+    for role, part in (("test", test), ("validation", val)):
+        if part is not None and not np.isin(np.unique(part.y), classes).all():
+            extra = np.setdiff1d(np.unique(part.y), classes)[:5].tolist()
+            raise ContentError(f"{spec.name}: the {role} file has labels the training file lacks: {extra}")
 
-    X_train, X_test, X_val = (_pad(p.X, width) if p is not None else None for p in (train, test, val))
-    how = spec.scaling if scaling == "default" else scaling
-    scaler, (X_train, X_test, X_val), scaling = _scale(spec, how, (X_train, X_test, X_val))
-    return Dataset(name=spec.name, task=task, X_train=X_train, y_train=train.y, X_test=X_test,
-                   y_test=test.y, X_val=X_val, y_val=val.y if val else None, scaling=scaling, split=split,
-                   info={"n_train": X_train.shape[0], "n_test": X_test.shape[0], "n_features": width,
-                         "paper_n_train": spec.n_train, "paper_n_test": spec.n_test, "note": spec.note,
-                         "spec": replace(spec, task=task), "scaler": scaler, "class_names": class_names,
-                         "repairs": tuple(r for p in (train, test, val) if p is not None for r in p.repairs)})
+
+def _split(spec: DatasetSpec, train, test):
+    """(train, test, how they were had): the test file, or a seeded split of the training rows."""
+    if test is not None:
+        return train, test, "provided test file"
+    n = train.X.shape[0]
+    perm = np.random.default_rng(spec.split_seed).permutation(n)
+    cut = split_sizes(n, spec)
+    if not 0 < cut < n:
+        raise ContentError(f"{spec.name}: {spec.train.path if spec.train else 'the data'} has {n} row(s), which "
+                           f"cannot be split into training and test rows; give it more rows or a test file")
+    tr, te = np.sort(perm[:cut]), np.sort(perm[cut:])
+    return (libsvm.Parsed(train.X[tr], train.y[tr]), libsvm.Parsed(train.X[te], train.y[te]),
+            f"seeded split {len(tr)}/{len(te)} (seed {spec.split_seed})")
 
 
 VALIDATION_SHARE = 0.2

@@ -34,6 +34,7 @@ import numpy as np
 
 from rbrepro.errors import InvalidParameter
 from rbrepro.features import _authors_rng_kernels as _k
+from rbrepro.features.params import check_sigma
 
 MINSTD_MODULUS = 2147483647  # 2^31 - 1, shared by minstd_rand0 and glibc's seeding
 MINSTD_MULTIPLIER = 16807
@@ -205,10 +206,9 @@ def _check_count(name: str, n: int) -> int:
 
 
 def _check_sigma(sigma: float) -> float:
-    sigma = float(sigma)
-    if not (math.isfinite(sigma) and sigma > 0.0):
-        raise InvalidParameter(f"sigma must be positive and finite, got {sigma!r}")
-    return sigma
+    """sigma as a float, once features.params.check_sigma (the one rule) accepts it."""
+    check_sigma(sigma)
+    return float(sigma)
 
 
 # ---- streams of the low-level pieces (plain Python), for tests against the C++ ---------------

@@ -50,6 +50,13 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
     n_features_in_ : int
     """
 
+    #: its fitted state, as a saved model holds it (models.persist): arrays, then scalars
+    _saved_arrays = ("landmarks_", "landmark_indices_", "normalization_")
+    _saved_scalars = ("n_features_in_", "rank_")
+    fit_memory = staticmethod(fit_memory)
+    #: R landmarks are at most the n training rows (memory is modelled at min(R, n))
+    R_at_most_rows = True
+
     def __init__(self, *, n_components: int = 256, sigma: float = 1.0, kernel: str = "l1", random_state=None,
                  memory_limit_gb=None):
         self.n_components = n_components
@@ -105,3 +112,10 @@ class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
                      self.memory_limit_gb)
         K_nm = laplacian_kernel(X, self.landmarks_, self.sigma, kernel=self.kernel)
         return K_nm @ self.normalization_
+
+    def _check_saved(self, model, d: int) -> None:
+        """A loaded model's landmarks, normalization and weights fit together (ValueError says what not)."""
+        m = self.landmarks_.shape[0]
+        if self.landmarks_.shape != (m, d) or self.normalization_.shape[0] != m \
+                or model.coef_.shape[0] != self.normalization_.shape[1]:
+            raise ValueError("its landmarks, normalization and weights do not fit together")

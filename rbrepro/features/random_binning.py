@@ -100,6 +100,14 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     nnz_ : int, stored entries of the training Z (N R).
     """
 
+    #: its fitted state, as a saved model holds it (models.persist): arrays, then scalars
+    _saved_arrays = ("deltas_", "offsets_", "_inv_deltas", "_multipliers", "_zero_terms", "_zero_keys",
+                     "bins_per_grid_", "column_offsets_", "_table_offsets", "_table_keys", "_table_ids")
+    _saved_scalars = ("n_features_in_", "n_bins_", "kappa_", "nnz_")
+    fit_memory = staticmethod(fit_memory)
+    #: a direct solve factors the sparse Z^T Z (its memory is bounded as if dense)
+    sparse = True
+
     def __init__(self, *, n_grids: int = 256, sigma: float = 1.0, random_state=None, draws: str = "numpy",
                  memory_limit_gb=None):
         self.n_grids = n_grids
@@ -288,3 +296,46 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         for n_rhs in (1, 2):  # one right-hand side and several use different kernels
             Z.matvec(np.zeros((Z.n_columns, n_rhs)))
             Z.rmatvec(np.zeros((Z.n_rows, n_rhs)))
+
+    def cost(self, n: int) -> dict:
+        """D, nnz, kappa and the paper's memory model (stored entries per training point) of the
+        training Z of n rows."""
+        return {"D": self.n_bins_, "nnz": self.nnz_, "kappa": self.kappa_,
+                "memory_model_entries": self.n_grids + self.n_bins_ / n}
+
+    # -- a loaded model's state ---------------------------------------------------
+    def _check_saved(self, model, d: int) -> None:
+        """Every array a kernel will index, checked before any kernel sees it (ValueError says what
+        is wrong): a crafted model file with valid checksums must never be read out of bounds."""
+        R = self.n_grids
+        if getattr(model, "n_grids", R) != R or model.sigma != self.sigma:
+            raise ValueError(f"its grids are not {getattr(model, 'n_grids', R)} x {d} as its parameters say")
+        cols = np.asarray(self.column_offsets_)
+        if self.deltas_.shape != (R, d) or self.offsets_.shape != (R, d) or self._inv_deltas.shape != (R, d) \
+                or (self.deltas_ <= 0).any() or self._multipliers.shape != (d,) \
+                or self._zero_terms.shape != (d, R) or self._zero_keys.shape != (R,):
+            raise ValueError(f"its grids are not {R} x {d}, or a bin width is not positive")
+        if cols.shape != (R + 1,) or cols[0] != 0 or (np.diff(cols) < 1).any() or cols[-1] != self.n_bins_ \
+                or self.bins_per_grid_.shape != (R,) or (np.diff(cols) != self.bins_per_grid_).any() \
+                or np.asarray(self._table_offsets).shape != (R + 1,):
+            raise ValueError("its column offsets do not match its grids and bins")
+        self._check_tables()
+        ids, offsets = np.asarray(self._table_ids), np.asarray(self._table_offsets)
+        grid_of_slot = np.repeat(np.arange(R), np.diff(offsets))
+        used = ids >= 0
+        if (ids < -1).any() or (ids[used] < cols[grid_of_slot[used]]).any() \
+                or (ids[used] >= cols[grid_of_slot[used] + 1]).any():
+            raise ValueError("a bin id lies outside its grid's columns")
+        if model.coef_.shape[0] != self.n_bins_:
+            raise ValueError(f"{model.coef_.shape[0]} weights for {self.n_bins_} bins")
+
+    def _check_tables(self) -> None:
+        """The bin lookup tables must end every probe: power-of-two segments, each with an empty slot."""
+        offsets, ids = np.asarray(self._table_offsets), np.asarray(self._table_ids)
+        sizes = np.diff(offsets)
+        if offsets[0] != 0 or offsets[-1] != len(ids) or len(self._table_keys) != len(ids) or (sizes < 1).any() \
+                or (sizes & (sizes - 1)).any():
+            raise ValueError("its bin lookup tables are malformed")
+        empty = np.add.reduceat((ids < 0).astype(np.int64), offsets[:-1])
+        if (empty < 1).any():
+            raise ValueError("a bin lookup table has no empty slot")

@@ -56,6 +56,11 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     n_features_in_ : int
     """
 
+    #: its fitted state, as a saved model holds it (models.persist): arrays, then scalars
+    _saved_arrays = ("omegas_", "phases_")
+    _saved_scalars = ("n_features_in_",)
+    fit_memory = staticmethod(fit_memory)
+
     def __init__(self, *, n_components: int = 256, sigma: float = 1.0, kernel: str = "l1", random_state=None,
                  memory_limit_gb=None):
         self.n_components = n_components
@@ -97,3 +102,9 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             P *= scale
             Z[lo:lo + P.shape[0]] = P
         return Z
+
+    def _check_saved(self, model, d: int) -> None:
+        """A loaded model's frequencies, phases and weights fit together (ValueError says what not)."""
+        if self.omegas_.shape != (d, self.n_components) or self.phases_.shape != (self.n_components,) \
+                or model.coef_.shape[0] != self.n_components:
+            raise ValueError("its Fourier frequencies, phases and weights do not fit together")

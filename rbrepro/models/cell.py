@@ -20,10 +20,11 @@ from threadpoolctl import threadpool_limits
 from rbrepro import metrics
 from rbrepro.data.load import Dataset, validation_split
 from rbrepro.errors import InvalidParameter
+from rbrepro.features.params import check_sigma
 from rbrepro.memory import PeakMemory, memory_limit_bytes
 from rbrepro.models import targets
 from rbrepro.models.l1_model import L1_MODEL
-from rbrepro.models.registry import METHOD_NAMES, METHODS, RCD_METHODS
+from rbrepro.models.registry import METHODS, method_names, solver_conflict
 from rbrepro.provenance import provenance
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.vocabulary import KERNELS, LOSSES, RNGS, SCALINGS, SCORINGS, SOLVERS, VARIANTS
@@ -61,27 +62,50 @@ class CellParams:
     scoring: str = "standard"   # standard | authors (ties wrong, labels 0..C-1 columns: docs/authors-protocol.md)
 
     def validate(self) -> "CellParams":
+        """Refuse, naming it, a value outside its vocabulary, a combination the method cannot run
+        (the registry's rules) or a number out of range."""
         if self.method not in METHODS:
-            raise InvalidParameter(f"method {self.method!r} is not available; choose from {', '.join(METHOD_NAMES)}")
+            raise InvalidParameter(f"method {self.method!r} is not available; choose from {', '.join(method_names())}")
         spec = METHODS[self.method]
-        if self.solver not in SOLVERS:
-            raise InvalidParameter(f"solver {self.solver!r} is not available; choose from {', '.join(SOLVERS)}")
+        for name, allowed in (("solver", SOLVERS), ("kernel", KERNELS)):
+            if getattr(self, name) not in allowed:
+                raise InvalidParameter(f"{name} {getattr(self, name)!r} is not available; choose from "
+                                       f"{', '.join(allowed)}")
+        self._check_combination(spec)
+        self._check_numbers(spec)
+        for name, allowed in (("scaling", SCALINGS), ("rng", RNGS), ("scoring", SCORINGS)):
+            if getattr(self, name) not in allowed:
+                raise InvalidParameter(f"{name} {getattr(self, name)!r} is not available; choose from "
+                                       f"{', '.join(allowed)}")
+        if self.rng == "authors" and not spec.authors_draws:
+            authors = ", ".join(name for name, other in METHODS.items() if other.authors_draws)
+            raise InvalidParameter(f"rng 'authors' replays the authors' Random Binning draws; it needs method {authors}")
+        conflict = solver_conflict(self.solver, (self.method,), rng=self.rng, scoring=self.scoring)
+        if conflict:
+            raise InvalidParameter(conflict)
+        if self.loss not in LOSSES or self.variant not in VARIANTS or self.epochs < 0:
+            raise InvalidParameter(f"rcd needs loss in {LOSSES}, variant in {VARIANTS}, epochs >= 0")
+        return self
+
+    def _check_combination(self, spec) -> None:
+        """The solver and kernel the method takes (the rcd solver's own needs: registry.solver_conflict)."""
         if spec.cholesky and self.solver != "default":
             raise InvalidParameter(f"{self.method} solves its kernel systems by Cholesky; --solver must be 'default'")
-        if self.solver not in spec.solvers:
-            raise InvalidParameter(f"the {self.solver} solver runs on {' or '.join(RCD_METHODS)} features"
-                                   if self.solver == "rcd" else
-                                   f"{self.method} takes the solvers {', '.join(spec.solvers)}, not {self.solver!r}")
-        if self.kernel not in KERNELS:
-            raise InvalidParameter(f"kernel {self.kernel!r} is not available; choose from {', '.join(KERNELS)}")
-        if self.kernel not in spec.kernels or (self.kernel != "l1" and self.solver == "rcd"):
+        if self.solver not in spec.solvers and self.solver != "rcd":
+            raise InvalidParameter(f"{self.method} takes the solvers {', '.join(spec.solvers)}, not {self.solver!r}")
+        conflict = solver_conflict(self.solver, (self.method,))
+        if conflict:
+            raise InvalidParameter(conflict)
+        if self.kernel not in spec.kernels:
             others = ", ".join(name for name, other in METHODS.items() if self.kernel in other.kernels)
             raise InvalidParameter(f"{spec.title} approximates the {' or '.join(spec.kernels)} kernel only; kernel "
-                                   f"{self.kernel!r} needs method {others} (and a ridge solver)"
-                                   if self.kernel not in spec.kernels else
-                                   f"rcd runs on the L1 kernel only, not {self.kernel!r}")
-        if not (self.sigma > 0) or not np.isfinite(self.sigma):
-            raise InvalidParameter(f"sigma must be a positive finite number, got {self.sigma}")
+                                   f"{self.kernel!r} needs method {others} (and a ridge solver)")
+        conflict = solver_conflict(self.solver, (self.method,), kernel=self.kernel)
+        if conflict:
+            raise InvalidParameter(conflict)
+
+    def _check_numbers(self, spec) -> None:
+        check_sigma(self.sigma)
         if self.R < 1 and spec.has_R:
             raise InvalidParameter(f"R must be >= 1, got {self.R}")
         if not (self.lam >= 0 and np.isfinite(self.lam)):
@@ -92,21 +116,6 @@ class CellParams:
             raise InvalidParameter(f"threads must be >= 0, got {self.threads}")
         if self.evaluate_on not in ("test", "validation"):
             raise InvalidParameter(f"evaluate_on must be 'test' or 'validation', got {self.evaluate_on!r}")
-        if self.scaling not in SCALINGS:
-            raise InvalidParameter(f"scaling {self.scaling!r} is not available; choose from {', '.join(SCALINGS)}")
-        if self.rng not in RNGS:
-            raise InvalidParameter(f"rng {self.rng!r} is not available; choose from {', '.join(RNGS)}")
-        if self.rng == "authors" and not spec.authors_draws:
-            authors = ", ".join(name for name, other in METHODS.items() if other.authors_draws)
-            raise InvalidParameter(f"rng 'authors' replays the authors' Random Binning draws; it needs method {authors}")
-        if self.scoring not in SCORINGS:
-            raise InvalidParameter(f"scoring {self.scoring!r} is not available; choose from {', '.join(SCORINGS)}")
-        if self.solver == "rcd" and (self.scoring != "standard" or self.rng != "numpy"):
-            raise InvalidParameter("rng and scoring 'authors' replay the authors' ridge drivers; rcd cells use numpy draws "
-                             "and the standard scoring")
-        if self.loss not in LOSSES or self.variant not in VARIANTS or self.epochs < 0:
-            raise InvalidParameter(f"rcd needs loss in {LOSSES}, variant in {VARIANTS}, epochs >= 0")
-        return self
 
 
 def make_model(params: CellParams, task: str, threads: int):

@@ -8,7 +8,8 @@ Targets are centred by default for RF and Nystrom (the authors' library), not fo
 
 Six estimators, a classifier and a regressor per feature map, share one fit:
 RandomBinningClassifier / Regressor, RandomFourierClassifier / Regressor,
-NystromClassifier / Regressor.
+NystromClassifier / Regressor. A method registered at run time with a feature map of its own
+gets its pair from `ridge_estimator` (models.registry).
 """
 
 from __future__ import annotations
@@ -19,59 +20,76 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from rbrepro.errors import InvalidParameter
-from rbrepro.features import nystrom, random_binning, random_fourier
-from rbrepro.features.nystrom import NystromFeatures
 from rbrepro.features.params import check_nonnegative
-from rbrepro.features.random_binning import RandomBinningFeatures
-from rbrepro.features.random_fourier import RandomFourierFeatures
 from rbrepro.memory import check_memory, memory_limit_bytes
 from rbrepro.models._base import _Classifier, _Regressor
-from rbrepro.models.registry import RIDGE_SOLVERS
+from rbrepro.models.registry import RIDGE_SOLVERS, MethodSpec, method_spec
 from rbrepro.solvers.cg import MAXIT, TOL, ridge_cg
 from rbrepro.solvers.direct import ridge_direct
 from rbrepro.solvers.operator import DenseOperator, as_operator
 
-FEATURES = {"rb": RandomBinningFeatures, "rf": RandomFourierFeatures, "nystrom": NystromFeatures}
-#: each feature map's own memory model (bytes of featurizing n rows of d features at R)
-_FIT_MEMORY = {"rb": random_binning.fit_memory, "rf": random_fourier.fit_memory, "nystrom": nystrom.fit_memory}
 SOLVERS = RIDGE_SOLVERS
 
 
 PREDICT_BLOCK_ENTRIES = 1 << 26  # feature entries per prediction block: 256 MB of int32 ids or float32 values
 
 
+def _feature_spec(method: str) -> MethodSpec:
+    spec = method_spec(method)
+    if spec.memory != "features":
+        raise InvalidParameter(f"no feature map named {method!r}; {spec.title} has none")
+    return spec
+
+
 def featurize_memory(method: str, n: int, d: int, R: int) -> float:
     """Bytes of the big arrays of featurizing n rows (checked before allocating): each feature
     map's own `fit_memory`; an unknown method is refused, never modelled as another."""
-    if method not in FEATURES:
-        raise InvalidParameter(f"no feature map named {method!r}; choose from {', '.join(FEATURES)}")
-    return _FIT_MEMORY[method](n, d, R)
+    return _feature_spec(method).fit_memory(n, d, R)
+
+
+def _cg_memory(D: int, C: int) -> float:
+    return 8.0 * D * C * 7
 
 
 def solve_memory(method: str, solver: str, D: int, C: int) -> float:
+    """Bytes of the ridge solve for D columns and C targets: CG's vectors, or the normal equations
+    (dense; a sparse feature map's LU fill-in is not predictable, so bounded as dense)."""
     if solver in ("cg", "pcg"):
-        return 8.0 * D * C * 7
-    if method == "rb":
-        return 8.0 * D * D  # a dense-equivalent bound: sparse LU fill-in is not predictable
+        return _cg_memory(D, C)
+    if getattr(_feature_spec(method).feature_class(), "sparse", False):
+        return 8.0 * D * D
     return 8.0 * D * D * 2 + 8.0 * D * C
 
 
 def cg_columns_per_pass(D: int, C: int, limit_bytes: float) -> int:
     """Targets one CG pass can take: all C when their vectors fit `limit_bytes`, else as many as
     fit beside the full D x C coefficient matrix (0: not even one)."""
-    if solve_memory("rb", "cg", D, C) <= limit_bytes:
+    if _cg_memory(D, C) <= limit_bytes:
         return C
-    return max(0, min(C, int((limit_bytes - 8.0 * D * C) // solve_memory("rb", "cg", D, 1))))
+    return max(0, min(C, int((limit_bytes - 8.0 * D * C) // _cg_memory(D, 1))))
+
+
+def fit_features(features, X):
+    """Z of the training rows: a feature map's compact operator where it has one (RB's
+    BinnedMatrix), else its dense transform."""
+    compact = getattr(features, "fit_transform_binned", None)
+    return compact(X) if compact else features.fit(X).transform(X)
+
+
+def features_of(features, X):
+    """Z of new rows, as `fit_features` gives it."""
+    compact = getattr(features, "transform_binned", None)
+    return compact(X) if compact else features.transform(X)
 
 
 def feature_cost(model) -> dict:
     """D, nnz, kappa and the paper's memory model (stored entries per training point) of a
-    fitted model on random features (needs features_, n_columns_, train_scores_)."""
+    fitted model on random features (needs features_, n_columns_, train_scores_): the feature
+    map's own `cost(n)` where it has one, else a dense matrix's."""
     n = model.train_scores_.shape[0]
-    f = model.features_
-    if isinstance(f, RandomBinningFeatures):
-        return {"D": f.n_bins_, "nnz": f.nnz_, "kappa": f.kappa_,
-                "memory_model_entries": f.n_grids + f.n_bins_ / n}
+    own = getattr(model.features_, "cost", None)
+    if own is not None:
+        return own(n)
     return {"D": model.n_columns_, "nnz": n * model.n_columns_, "kappa": float("nan"),
             "memory_model_entries": float(model.n_columns_)}
 
@@ -84,20 +102,24 @@ class _FeatureRidge(BaseEstimator):
     classes_ for classifiers).
     """
 
-    _method: str  # "rb", "rf" or "nystrom"
+    _method: str  # the registry's name of its feature method, fixed by the class
+    _r_param: str  # the keyword that takes R
+    #: its fitted state, as a saved model holds it (models.persist): arrays, then scalars
+    _saved_arrays = ("coef_", "y_mean_", "train_scores_")
+    _saved_scalars = ("solver_", "center_", "n_columns_", "cg_iterations_", "cg_residual_", "featurize_s_",
+                      "solve_s_", "train_s_", "n_features_in_")
 
-    # -- the parts a subclass defines ---------------------------------------------
     def _n_requested(self) -> int:
-        return self.n_components
+        return getattr(self, self._r_param)
 
     def _feature_map(self):
-        return FEATURES[self._method](n_components=self.n_components, sigma=self.sigma, kernel=self.kernel,
-                                      random_state=self.random_state, memory_limit_gb=self.memory_limit_gb)
+        """Its method's feature map, drawn with R and the parameters of this estimator the map takes."""
+        params = {k: v for k, v in self.get_params(deep=False).items() if k != self._r_param}
+        return method_spec(self._method).feature_map(self._n_requested(), **params)
 
-    # -- shared -------------------------------------------------------------------
     @property
     def method(self) -> str:
-        """'rb', 'rf' or 'nystrom' (fixed by the class)."""
+        """The feature method's name ('rb', 'rf', 'nystrom', ...; fixed by the class)."""
         return self._method
 
     def _check_params(self):
@@ -118,15 +140,13 @@ class _FeatureRidge(BaseEstimator):
         self.y_mean_ = Y.mean(axis=0) if self.center_ else np.zeros(Y.shape[1])
         n, d = X.shape
         R = self._n_requested()
-        check_memory(f"{self._method} features of {n} rows at R = {R}",
-                     featurize_memory(self._method, n, d, min(R, n) if self._method == "nystrom" else R),
+        spec = method_spec(self._method)
+        capped = min(R, n) if getattr(spec.feature_class(), "R_at_most_rows", False) else R
+        check_memory(f"{self._method} features of {n} rows at R = {R}", spec.fit_memory(n, d, capped),
                      self.memory_limit_gb)
         t0 = time.perf_counter()
         self.features_ = self._feature_map()
-        if self._method == "rb":
-            Z = self.features_.fit_transform_binned(X)
-        else:
-            Z = self.features_.fit(X).transform(X)
+        Z = fit_features(self.features_, X)
         t1 = time.perf_counter()
         self.n_columns_ = Z.shape[1]
         operator = as_operator(Z)  # RB's BinnedMatrix is one already; dense features are wrapped
@@ -167,9 +187,8 @@ class _FeatureRidge(BaseEstimator):
         self.coef_ = coef
 
     def _transform(self, X):
-        if self._method == "rb":
-            return self.features_.transform_binned(X)
-        return DenseOperator(self.features_.transform(X))
+        Z = features_of(self.features_, X)
+        return Z if hasattr(Z, "matvec") else DenseOperator(Z)
 
     def _scores(self, X) -> np.ndarray:
         """Decision values (n x C) of validated rows, featurized in row blocks of about
@@ -191,7 +210,8 @@ class _FeatureRidge(BaseEstimator):
         exclude compilation."""
         small = X[:8]
         n = small.shape[0]
-        classifier = _CLASSIFIER_OF.get(type(self), type(self))  # several targets need the classifier twin
+        # several targets need a classifier: the registry's twin of a regressor
+        classifier = type(self) if isinstance(self, _Classifier) else method_spec(self._method).estimator("classification")
         probe = classifier(**{**self.get_params(deep=False), self._r_param: min(2, n), "maxit": 2,
                               "memory_limit_gb": None})
         for n_classes in sorted({2, min(3, n)}):  # one right-hand side, then several
@@ -276,13 +296,6 @@ class _RandomBinningRidge(_FeatureRidge):
         self.memory_limit_gb = memory_limit_gb
         self.draws = draws
 
-    def _n_requested(self) -> int:
-        return self.n_grids
-
-    def _feature_map(self):
-        return RandomBinningFeatures(n_grids=self.n_grids, sigma=self.sigma, random_state=self.random_state,
-                                     draws=self.draws, memory_limit_gb=self.memory_limit_gb)
-
 
 class _RandomFourierRidge(_FeatureRidge):
     _method = "rf"
@@ -340,12 +353,34 @@ class NystromRegressor(_Regressor, _NystromRidge):
                    True, True)
 
 
-_CLASSIFIER_OF = {RandomBinningRegressor: RandomBinningClassifier, RandomFourierRegressor: RandomFourierClassifier,
-                  NystromRegressor: NystromClassifier}
-
-#: (method, task) -> estimator class
+#: (method, task) -> estimator class, of the paper's feature methods
 FEATURE_RIDGE = {
     ("rb", "classification"): RandomBinningClassifier, ("rb", "regression"): RandomBinningRegressor,
     ("rf", "classification"): RandomFourierClassifier, ("rf", "regression"): RandomFourierRegressor,
     ("nystrom", "classification"): NystromClassifier, ("nystrom", "regression"): NystromRegressor,
 }
+_MADE: dict = {}
+
+
+def _with_defaults(init, **defaults):
+    """A copy of `init` whose keyword defaults are changed (sklearn reads them from the signature)."""
+    import types
+
+    made = types.FunctionType(init.__code__, init.__globals__, init.__name__, init.__defaults__, init.__closure__)
+    made.__kwdefaults__ = {**init.__kwdefaults__, **defaults}
+    made.__doc__ = init.__doc__
+    return made
+
+
+def ridge_estimator(spec: MethodSpec, task: str) -> type:
+    """The ridge classifier or regressor on the feature map of a registered method that names no
+    estimators of its own: RF's parameters (R as n_components), its default solver, made once."""
+    if spec not in _MADE:
+        stem = spec.feature_class().__name__.removesuffix("Features") + "Ridge"
+        base = type(f"_{stem}", (_RandomFourierRidge,), {
+            "_method": spec.name, "__init__": _with_defaults(_RandomFourierRidge.__init__, solver=spec.default_solver),
+            "__module__": __name__})
+        _MADE[spec] = {t: type(f"{stem}{role.__name__[1:]}", (role, base), {
+            "__doc__": f"Ridge {t} on {spec.title} features.", "__module__": __name__})
+            for t, role in (("classification", _Classifier), ("regression", _Regressor))}
+    return _MADE[spec][task]

@@ -84,6 +84,9 @@ _KERNEL_PARAMS_DOC = """
 class _ExactKernelRidge(_KernelRidgeBase):
     solver_ = "cholesky"
     method = "exact"
+    #: its fitted state, as a saved model holds it (models.persist): arrays, then scalars
+    _saved_arrays = ("X_fit_", "dual_coef_", "y_mean_", "train_scores_")
+    _saved_scalars = ("center_", "featurize_s_", "solve_s_", "train_s_", "n_features_in_")
 
     def __init__(self, *, sigma=1.0, kernel="l1", lam=0.01, center=True, memory_limit_gb=None):
         self.sigma = sigma
@@ -134,6 +137,10 @@ class _ExactKernelRidge(_KernelRidgeBase):
 class _IndependentBlockRidge(_KernelRidgeBase):
     solver_ = "cholesky"
     method = "block"
+    #: its fitted state, as a saved model holds it (models.persist): arrays, then scalars; the
+    #: blocks' rows and weights (one array per leaf) are saved flat (_ragged_state)
+    _saved_arrays = ("X_fit_", "directions_", "thresholds_", "children_", "leaf_of_node_", "y_mean_", "train_scores_")
+    _saved_scalars = ("center_", "featurize_s_", "solve_s_", "train_s_", "n_features_in_")
 
     def __init__(self, *, leaf_size=256, sigma=1.0, kernel="l1", lam=0.01, center=True, random_state=None,
                  memory_limit_gb=None):
@@ -227,6 +234,34 @@ class _IndependentBlockRidge(_KernelRidgeBase):
             rows = self.leaf_rows_[leaf]
             out[idx] = self._kernel(X[idx], self.X_fit_[rows]) @ self.leaf_coef_[leaf]
         return out + self.y_mean_
+
+    def _ragged_state(self) -> dict:
+        """The per-leaf rows and weights as flat arrays (a saved model holds no lists)."""
+        return {"leaf_rows_flat": np.concatenate(self.leaf_rows_), "leaf_sizes": np.array([len(r) for r in self.leaf_rows_]),
+                "leaf_coef_flat": np.concatenate(self.leaf_coef_)}
+
+    def _restore_ragged(self, arrays: dict) -> None:
+        bounds = np.cumsum(arrays["leaf_sizes"])[:-1]
+        self.leaf_rows_ = np.split(arrays["leaf_rows_flat"], bounds)
+        self.leaf_coef_ = np.split(arrays["leaf_coef_flat"], bounds)
+
+    def _check_saved(self, d: int) -> None:
+        """The tree of a loaded model: children after their parent (so routing ends), leaves and rows
+        in range (ValueError says what is wrong)."""
+        children, leaf_of = np.asarray(self.children_), np.asarray(self.leaf_of_node_)
+        n_nodes, n = len(leaf_of), self.X_fit_.shape[0]
+        inner = leaf_of < 0
+        if children.shape != (n_nodes, 2) or self.directions_.shape[0] != n_nodes or len(self.thresholds_) != n_nodes:
+            raise ValueError("its tree arrays do not have one row per node")
+        nodes = np.arange(n_nodes)
+        if ((children[inner] <= nodes[inner, None]) | (children[inner] >= n_nodes)).any():
+            raise ValueError("a node of its tree does not lead to later nodes")
+        leaves = leaf_of[~inner]
+        if (leaf_of >= len(self.leaf_rows_)).any() or len(np.unique(leaves)) != len(self.leaf_rows_):
+            raise ValueError("its tree's leaves do not match its blocks")
+        for rows, coef in zip(self.leaf_rows_, self.leaf_coef_):
+            if len(rows) != len(coef) or (rows < 0).any() or (rows >= n).any():
+                raise ValueError("a block's rows or weights do not match its training rows")
 
     def cost(self) -> dict:
         sizes = np.array([len(r) for r in self.leaf_rows_])

@@ -1,4 +1,5 @@
-"""L1-regularized linear models on RB or RF features, trained by parallel RCD (Sec. 4, Alg. 2).
+"""L1-regularized linear models on random features (RB, RF: the methods whose registry entry
+lists the rcd solver), trained by parallel RCD (Sec. 4, Alg. 2).
 
 L1FeatureRegressor uses the square loss; L1FeatureClassifier takes +-1 targets (one-vs-all
 for more than two classes) and `loss` (squared_hinge, logistic or square).
@@ -13,16 +14,17 @@ from sklearn.base import BaseEstimator
 
 from rbrepro.errors import InvalidParameter
 from rbrepro.features.params import check_nonnegative, seed_of
-from rbrepro.features.random_binning import RandomBinningFeatures
-from rbrepro.features.random_fourier import RandomFourierFeatures
 from rbrepro.memory import check_memory
 from rbrepro.models._base import _Classifier, _Regressor
-from rbrepro.models.feature_ridge import feature_cost
-from rbrepro.models.registry import RCD_METHODS
+from rbrepro.models.feature_ridge import feature_cost, features_of, fit_features
+from rbrepro.models.registry import METHODS, rcd_methods
 from rbrepro.solvers.rcd import l1_rcd, prepare
 from rbrepro.vocabulary import LOSSES, VARIANTS
 
-METHODS = RCD_METHODS
+
+def _times(Z, coef: np.ndarray) -> np.ndarray:
+    """Z W in float64: an operator's own product, or a dense array's."""
+    return Z.matvec(coef) if hasattr(Z, "matvec") else np.asarray(Z, dtype=np.float64) @ coef
 
 
 class _L1FeatureModel(BaseEstimator):
@@ -41,9 +43,15 @@ class _L1FeatureModel(BaseEstimator):
         self.random_state = random_state
         self.memory_limit_gb = memory_limit_gb
 
+    #: its fitted state, as a saved model holds it (models.persist): arrays, then scalars
+    _saved_arrays = ("coef_", "train_scores_")
+    _saved_scalars = ("loss_", "objective_", "rcd_epochs_", "variant_", "damping_", "n_columns_", "featurize_s_",
+                      "solve_s_", "train_s_", "n_features_in_")
+
     def _check_params(self):
-        if self.method not in METHODS:
-            raise InvalidParameter(f"RCD runs on RB or RF features; method must be one of {METHODS}, got {self.method!r}")
+        if self.method not in rcd_methods():
+            raise InvalidParameter(f"RCD runs on {' or '.join(m.upper() for m in rcd_methods())} features; method must "
+                                   f"be one of {rcd_methods()}, got {self.method!r}")
         if self.loss not in LOSSES:
             raise InvalidParameter(f"loss must be one of {LOSSES}, got {self.loss!r}")
         if self.variant not in VARIANTS:
@@ -67,12 +75,8 @@ class _L1FeatureModel(BaseEstimator):
         seed = seed_of(self.random_state)
         seed = 0 if seed is None else int(seed)  # RCD's coordinate order is seeded even without a random_state
         t0 = time.perf_counter()
-        if self.method == "rb":
-            self.features_ = RandomBinningFeatures(n_grids=self.n_components, sigma=self.sigma, random_state=seed)
-            Z = self.features_.fit_transform_binned(X)
-        else:
-            self.features_ = RandomFourierFeatures(n_components=self.n_components, sigma=self.sigma, random_state=seed)
-            Z = self.features_.fit(X).transform(X)
+        self.features_ = METHODS[self.method].feature_map(self.n_components, sigma=self.sigma, random_state=seed)
+        Z = fit_features(self.features_, X)
         columns = prepare(Z)
         t1 = time.perf_counter()
         coefs, self.trace_, objectives, epochs = [], [], [], []
@@ -89,14 +93,12 @@ class _L1FeatureModel(BaseEstimator):
         self.rcd_epochs_ = int(max(epochs))
         self.variant_, self.damping_ = result.variant, result.damping
         self.featurize_s_, self.solve_s_, self.train_s_ = t1 - t0, t2 - t1, t2 - t0
-        self.train_scores_ = (Z.matvec(self.coef_) if self.method == "rb" else Z @ self.coef_)
+        self.train_scores_ = _times(Z, self.coef_)
         self.n_columns_ = Z.shape[1]
         return self
 
     def _scores(self, X) -> np.ndarray:
-        if self.method == "rb":
-            return self.features_.transform_binned(X).matvec(self.coef_)
-        return self.features_.transform(X).astype(np.float64) @ self.coef_
+        return _times(features_of(self.features_, X), self.coef_)
 
     def warm_up(self, X) -> None:
         """Compile every RCD kernel for X's types and the thread counts used (1 and `threads`)."""

@@ -56,7 +56,7 @@ from pathlib import Path
 from rbrepro.data.registry import REGISTRY
 from rbrepro.data.user import load_datasets_file
 from rbrepro.models.cell import CellParams
-from rbrepro.models.registry import METHOD_NAMES, METHODS, RCD_METHODS
+from rbrepro.models.registry import METHODS, method_names, solver_conflict
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.sweep.selection import Selection, choose_sigma, parse_selection
 from rbrepro.vocabulary import BAND_AT, KERNELS, LOSSES, PROTOCOLS, RNGS, SCALINGS, SCORINGS, SOLVERS, VARIANTS
@@ -262,7 +262,7 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
     top = rd.mapping(compose(text, file), "", TOP_KEYS)
     name = _name(rd, top, file)
     figure = rd.choice(top["figure"], "figure", FIGURES) if "figure" in top else "none"
-    methods = rd.choice_list(top["methods"], "methods", METHOD_NAMES) if "methods" in top else ("rb",)
+    methods = rd.choice_list(top["methods"], "methods", method_names()) if "methods" in top else ("rb",)
     seeds = rd.number_list(top["seeds"], "seeds", integer=True, allow_zero=True) if "seeds" in top else (0,)
     threads = rd.number_list(top["threads"], "threads", integer=True, allow_zero=True) if "threads" in top else (1,)
     exclusive = rd.boolean(top["exclusive"], "exclusive") if "exclusive" in top else False
@@ -342,13 +342,9 @@ def _solver(rd: Reader, node: Node, methods: tuple[str, ...], kernel: str, rng: 
         out["epochs"] = rd.number(s["epochs"], "solver.epochs", integer=True)
     if "variant" in s:
         out["variants"] = rd.choice_list(s["variant"], "solver.variant", VARIANTS)
-    if solver == "rcd" and any(m not in RCD_METHODS for m in methods):
-        rd.fail(s["name"], "solver.name", f"rcd runs on {' and '.join(RCD_METHODS)} features only; list only "
-                                          f"those methods")
-    if solver == "rcd" and kernel != "l1":
-        rd.fail(s["name"], "solver.name", f"rcd runs on the L1 kernel only, but kernel is {kernel!r}")
-    if solver == "rcd" and (rng != "numpy" or scoring != "standard"):
-        rd.fail(s["name"], "solver.name", "rcd cells use numpy draws and the standard scoring")
+    conflict = solver_conflict(solver, methods, kernel=kernel, rng=rng, scoring=scoring)  # the cells' own rule
+    if conflict:
+        rd.fail(s["name"], "solver.name", conflict)
     return out
 
 

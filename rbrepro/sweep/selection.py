@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbrepro.models.registry import METHOD_NAMES, METHODS
+from rbrepro.models.registry import METHODS, method_names
 from rbrepro.yamlconf import Node, Reader
 
 SELECT_ON = ("validation", "test")
@@ -126,7 +126,7 @@ def parse_selection(rd: Reader, node: Node, protocol: str) -> Selection | None:
         per: tuple = (("default", "R"),)
         if "per" in m:
             if isinstance(m["per"].value, dict):
-                table = rd.mapping(m["per"], "sigma_selection.per", (*METHOD_NAMES, "default"))
+                table = rd.mapping(m["per"], "sigma_selection.per", (*method_names(), "default"))
                 per = tuple((k, rd.choice(v, f"sigma_selection.per.{k}", SELECT_PER)) for k, v in table.items())
             else:
                 per = (("default", rd.choice(m["per"], "sigma_selection.per", SELECT_PER)),)

@@ -55,12 +55,13 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 
 from rbrepro.errors import InvalidParameter
-from rbrepro.features import NystromFeatures, RandomBinningFeatures, RandomFourierFeatures
 from rbrepro.features.laplacian import as_dense, laplacian_kernel
+from rbrepro.models.registry import METHODS as REGISTRY
 from rbrepro.provenance import provenance
 
-#: the methods Theorem 1 is measured on: each has an explicit Z (K ~ Z Z^T) and its own branch below
-METHODS = ("rb", "rf", "nystrom")
+#: the paper's methods Theorem 1 is measured on: each has an explicit Z (K ~ Z Z^T); a method
+#: registered with `theorem1=True` is measured too when named
+METHODS = tuple(name for name, spec in REGISTRY.items() if spec.theorem1)
 #: N lam of the default lam: the design's unscaled lam = 0.01 (docs/design.md §2)
 RIDGE = 0.01
 #: relative tolerance of the Lanczos (ARPACK) spectral norms
@@ -94,18 +95,18 @@ def subsample(X, y: np.ndarray, n: int, seed: int) -> tuple[np.ndarray, np.ndarr
     return np.asarray(as_dense(X[take]), dtype=np.float64), np.asarray(y)[take]
 
 
+def _theorem1_methods() -> tuple[str, ...]:
+    return tuple(name for name, spec in REGISTRY.items() if spec.theorem1)
+
+
 def feature_matrix(method: str, X: np.ndarray, sigma: float, R: int, seed: int):
-    """(Z, kappa) of one feature draw: Z scipy CSR (RB) or dense float64; kappa is NaN but for RB."""
-    if method == "rb":
-        fm = RandomBinningFeatures(n_grids=R, sigma=sigma, random_state=seed)
-        return fm.fit_transform(X), fm.kappa_
-    if method == "rf":
-        Z = RandomFourierFeatures(n_components=R, sigma=sigma, kernel="l1", random_state=seed).fit_transform(X)
-    elif method == "nystrom":
-        Z = NystromFeatures(n_components=R, sigma=sigma, kernel="l1", random_state=seed).fit_transform(X)
-    else:
-        raise InvalidParameter(f"method must be one of {METHODS}, got {method!r}")
-    return np.asarray(Z, dtype=np.float64), math.nan
+    """(Z, kappa) of one draw of the method's feature map (of the l1 kernel): Z scipy CSR (a sparse
+    map: RB) or dense float64; kappa is the map's `kappa_` where it has one (RB), else NaN."""
+    if method not in _theorem1_methods():
+        raise InvalidParameter(f"method must be one of {_theorem1_methods()}, got {method!r}")
+    fm = REGISTRY[method].feature_map(R, sigma=sigma, kernel="l1", random_state=seed)
+    Z = fm.fit_transform(X)
+    return (Z if sp.issparse(Z) else np.asarray(Z, dtype=np.float64)), getattr(fm, "kappa_", math.nan)
 
 
 def gram(Z) -> np.ndarray:
@@ -203,14 +204,14 @@ def diagnostics(X, y: np.ndarray, *, dataset: str, sigmas: Sequence[float], Rs: 
     """One row per (method, sigma, R, seed) on the rows X (use `subsample` first) with targets y
     (`ridge_targets`). Nyström needs R <= N landmarks: larger R are skipped for it."""
     for method in methods:
-        if method not in METHODS:
-            raise InvalidParameter(f"method must be one of {METHODS}, got {method!r}")
+        if method not in _theorem1_methods():
+            raise InvalidParameter(f"method must be one of {_theorem1_methods()}, got {method!r}")
     X = np.asarray(as_dense(X), dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n = len(y)
     lam = RIDGE / n if lam is None else float(lam)
     cells = [(m, s, R, seed) for s in sigmas for m in methods for R in Rs for seed in seeds
-             if not (m == "nystrom" and R > n)]
+             if not (getattr(REGISTRY[m].feature_class(), "R_at_most_rows", False) and R > n)]
     rows, exact = [], {}
     for done, (method, sigma, R, seed) in enumerate(cells):
         if exact.get("sigma") != sigma:

@@ -1,0 +1,136 @@
+"""A method is one module plus one registry entry: a linear feature map (the raw columns, R
+unused) defined and registered here only, then trained, swept, saved, loaded, drawn and
+tabulated by rbrepro's own code, untouched. Registration is undone after each test."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from rbrepro.errors import InvalidParameter, UnknownName
+from rbrepro.models.cell import CellParams
+from rbrepro.models.registry import METHODS, MethodSpec, method_spec, register_method, unregister_method
+
+
+class LinearFeatures(TransformerMixin, BaseEstimator):
+    """Z = X: the linear kernel's exact feature map (R is taken and unused)."""
+
+    _saved_arrays = ()
+    _saved_scalars = ("n_features_in_",)
+
+    def __init__(self, *, n_components=1, sigma=1.0, random_state=None):
+        self.n_components = n_components
+        self.sigma = sigma
+        self.random_state = random_state
+
+    @staticmethod
+    def fit_memory(n: int, d: int, R: int) -> float:
+        return 8.0 * n * d
+
+    def fit(self, X, y=None):
+        validate_data(self, X, accept_sparse="csr", dtype=np.float64)
+        return self
+
+    def transform(self, X) -> np.ndarray:
+        check_is_fitted(self, "n_features_in_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return X.toarray() if sp.issparse(X) else np.asarray(X)
+
+
+LINEAR = MethodSpec("linear", "linear (raw columns)", "baseline", "unused", "n_components", "direct",
+                    ("default", "cg", "pcg", "direct"), ("l1",), "features", features=LinearFeatures,
+                    randomized=False, style=("linear", "tab:olive", "x"))
+
+
+class InProcess:
+    """A sweep backend that runs each cell here, in this process (spawned workers would not have
+    this test's registration)."""
+
+    description = "this process"
+
+    def __init__(self):
+        self.on_event = lambda message: None
+
+    def run(self, jobs, on_row, estimates=None):
+        from rbrepro.sweep.worker import run_cell_task
+
+        for job in jobs:
+            on_row(job.key, run_cell_task(*job.args))
+
+
+@pytest.fixture
+def linear():
+    register_method(LINEAR)
+    try:
+        yield LINEAR
+    finally:
+        unregister_method("linear")
+    assert "linear" not in METHODS
+
+
+def test_an_incomplete_or_taken_entry_is_refused_by_name():
+    with pytest.raises(InvalidParameter, match="'rb' is registered already"):
+        register_method(METHODS["rb"])
+    with pytest.raises(InvalidParameter, match="needs features"):
+        register_method(MethodSpec("half", "half", "baseline", "x", "n_components", "direct", ("default", "direct"),
+                                   ("l1",), "features", style=("half", "tab:gray", "o")))
+    with pytest.raises(InvalidParameter, match="style"):
+        register_method(MethodSpec("plain", "plain", "baseline", "x", "n_components", "direct", ("default", "direct"),
+                                   ("l1",), "features", features=LinearFeatures))
+    with pytest.raises(InvalidParameter, match="estimators"):
+        register_method(MethodSpec("kern", "kern", "baseline", "", None, "cholesky", ("default",), ("l1",), "kernel",
+                                   style=("kern", "k", "")))
+    with pytest.raises(InvalidParameter, match="default_solver"):
+        register_method(MethodSpec("slow", "slow", "baseline", "x", "n_components", "rcd", ("default", "cg"), ("l1",),
+                                   "features", features=LinearFeatures, style=("slow", "tab:gray", "o")))
+    with pytest.raises(InvalidParameter, match="stays registered"):
+        unregister_method("rb")
+    assert not {"half", "plain", "kern", "slow"} & set(METHODS)
+    with pytest.raises(UnknownName, match="'linear' is not available"):
+        method_spec("linear")
+    with pytest.raises(InvalidParameter, match="'linear' is not available"):
+        CellParams(dataset="digits", method="linear").validate()
+
+
+def test_train_save_load_predict(linear, tmp_path):
+    import rbrepro.models
+    from rbrepro.data.load import load_dataset
+    from rbrepro.metrics import score
+    from rbrepro.models.train import train
+
+    row = train(CellParams(dataset="digits", method="linear", R=4), save_model=tmp_path / "m.npz", progress=False)
+    assert row["status"] == "ok" and row["method"] == "linear" and row["solver"] == "direct"
+    assert row["D"] == 64 and row["test_metric"] > 85  # ridge on digits' 64 pixels
+    saved = rbrepro.models.load(tmp_path / "m.npz")
+    assert type(saved.estimator).__name__ == "LinearRidgeClassifier"
+    assert isinstance(saved.estimator.features_, LinearFeatures)
+    data = load_dataset("digits", progress=False)
+    assert score(data.task, data.y_test, saved.estimator.predict(data.X_test)) == pytest.approx(row["test_metric"])
+    with pytest.raises(InvalidParameter, match="rcd solver runs on rb or rf"):
+        CellParams(dataset="digits", method="linear", solver="rcd").validate()
+    from rbrepro.theory.diagnostics import feature_matrix
+
+    with pytest.raises(InvalidParameter, match="method must be one of"):
+        feature_matrix("linear", data.X_train[:5], 1.0, 4, 0)
+
+
+def test_sweep_figure_and_tables(linear, tmp_path):
+    from rbrepro.plots import make_figure
+    from rbrepro.report.tables import tables
+    from rbrepro.sweep.config import parse_config
+    from rbrepro.sweep.runner import run_sweep
+
+    cfg = parse_config("name: lin\nfigure: fig5\nmethods: [linear, rb]\n"
+                       "datasets:\n  digits: {sigma: [0.3], R: [4, 16], targets: [80]}\n", "lin.yaml")
+    counts = run_sweep(cfg, tmp_path / "res", backend=InProcess())
+    frame = pd.read_csv(tmp_path / "res" / "results.csv")
+    assert counts["failed"] == 0 and (frame["status"] == "ok").all()
+    assert set(frame["method"]) == {"linear", "rb"} and len(frame[frame["method"] == "linear"]) == 2
+    png = make_figure("fig5", tmp_path / "res", tmp_path / "fig5")[0]
+    assert png.exists() and png.stat().st_size > 10_000
+    header = next(line for line in tables(tmp_path / "res", "fig5").splitlines() if line.startswith("| R |"))
+    assert set(header.strip("| ").split(" | ")) == {"R", "linear", "rb"}
