@@ -172,9 +172,14 @@ def test_cg_on_blocks_of_targets_when_all_at_once_would_exceed_the_memory_limit(
     np.testing.assert_allclose(blocked.coef_, whole.coef_, rtol=0, atol=1e-12)
     assert blocked.cg_iterations_ == whole.cg_iterations_
     np.testing.assert_array_equal(blocked.predict(X_te), whole.predict(X_te))
+    from rbrepro.features.random_binning import BYTES_PER_BIN, fit_memory
+
+    binning = fit_memory(len(X_tr), X_tr.shape[1], 16) + BYTES_PER_BIN * D  # what the binning itself may hold
+    one_column = 8.0 * D * 10 + solve_memory("rb", "cg", D, 1)
+    assert binning * 1.01 < one_column  # a limit the binning fits under and one CG column does not
     with pytest.raises(MemoryLimitError, match="cg solve for D"):
         RandomBinningClassifier(n_grids=16, sigma=3.0, lam=0.01, random_state=0,
-                                memory_limit_gb=8.0 * D * 10.5 / 2**30).fit(X_tr, y_tr)
+                                memory_limit_gb=binning * 1.01 / 2**30).fit(X_tr, y_tr)
 
 
 def test_warm_up_compiles_every_kernel_of_the_fit_even_when_all_rows_share_a_bin():

@@ -142,7 +142,7 @@ def test_names_and_paths_cannot_escape_the_data_and_results_folders(tmp_path, mo
     (tmp_path / "a" / "b").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "a" / "b")
     result = CliRunner().invoke(app, ["fetch", "../../x"])
-    assert result.exit_code == 2 and "unknown dataset" in result.output
+    assert result.exit_code == 2 and "../../x: no such file (and no dataset of that name)" in result.output
     for location in ("/a/b/..", "/a/..", "/a/.", "x/../../..", "../"):
         name = _basename(location)
         assert "/" not in name and name.strip(".") != ""

@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rbrepro.data import libsvm, user
+from rbrepro.data.checks import ContentError, check_parsed, task_of, with_task  # noqa: F401  (ContentError: re-exported)
 from rbrepro.data.delimited import parse_csv
 from rbrepro.data.fetch import (
     FetchError,
@@ -25,18 +26,15 @@ from rbrepro.data.fetch import (
 from rbrepro.data.folders import data_dir
 from rbrepro.data.generated import generated_origin, generated_rows
 from rbrepro.data.inputs import redact
-from rbrepro.data.registry import REGISTRY, TASKS, DataFile, DatasetSpec, get_spec
-from rbrepro.errors import InvalidParameter, MissingData, RbreproError
+from rbrepro.data.registry import REGISTRY, DataFile, DatasetSpec, get_spec
+from rbrepro.data.scaling import MinMaxScaler, ScalingError, minmax_scale  # noqa: F401  (MinMaxScaler, minmax_scale: re-exported)
+from rbrepro.errors import InvalidParameter, MissingData
 from rbrepro.memory import MemoryLimitError
 from rbrepro.vocabulary import SCALINGS
 
 log = logging.getLogger(__name__)
 
 TRAIN_SHARE = 0.8
-
-
-class ContentError(RbreproError, ValueError):
-    """Parsed data that does not match what the registry or the manifest promises."""
 
 
 def default_mirror(mirror=None):
@@ -159,46 +157,6 @@ def _check_rows(raw: Path, parsed: libsvm.Parsed, file: DataFile) -> None:
                            f"promises {expected}; delete the file and fetch again")
 
 
-#: the largest |label| accepted: squares and sums of squares of labels stay finite in float64
-LABEL_LIMIT = 1e100
-#: a width this large must be backed by the data (or declared with n_features): see _check_parsed
-SUSPECT_WIDTH = 1_000_000
-
-
-def _check_parsed(where: str, parsed: libsvm.Parsed, declared_width: int) -> None:
-    """What the parser accepts line by line but no model can use: no feature at all, labels whose
-    squares overflow, or a width (the largest feature index) far beyond what the rows hold."""
-    X, y = parsed.X, np.asarray(parsed.y)
-    if X.shape[1] == 0 and not declared_width:
-        raise ContentError(f"{where}: no line names a feature (a line is `label index:value ...`); every line "
-                           f"has a label only")
-    if not parsed.classes and len(y):
-        bad = np.flatnonzero(~(np.abs(y) <= LABEL_LIMIT))
-        if len(bad):
-            raise ContentError(f"{where}: row {bad[0] + 1} has label {y[bad[0]]:g}, beyond +-{LABEL_LIMIT:g} (its "
-                               f"square would overflow); rescale the labels")
-    nnz = X.nnz if sp.issparse(X) else X.size
-    if not declared_width and X.shape[1] > SUSPECT_WIDTH and X.shape[1] > 100 * max(nnz, 1):
-        row = int(np.searchsorted(X.indptr, np.flatnonzero(X.indices == X.shape[1] - 1)[0], side="right")) \
-            if sp.issparse(X) else 0
-        raise ContentError(f"{where}: feature index {X.shape[1]} (row {row}) makes the data {X.shape[1]:,} "
-                           f"features wide, while its {X.shape[0]} row(s) hold {nnz} value(s); every model keeps "
-                           f"arrays per feature (RB: 24 bytes x R each). If the index is right, declare "
-                           f"n_features in a datasets file")
-
-
-def _with_task(spec: DatasetSpec, task: str) -> DatasetSpec:
-    """The spec with the task the user said; a built-in dataset keeps its own (a different one is refused)."""
-    if task == "auto" or task == spec.task:
-        return spec
-    if task not in TASKS:
-        raise InvalidParameter(f"task {task!r} is not one of {', '.join(TASKS)} or auto")
-    if spec.source != "user":
-        raise InvalidParameter(f"--task {task}: {spec.name} is a built-in {spec.task} dataset; --task is for your "
-                               f"own files")
-    return replace(spec, task=task)
-
-
 def _on_training_names(spec: DatasetSpec, names: tuple[str, ...], part, role: str):
     """A test or validation file's rows with labels as indices into the training file's class
     names (files of names are numbered each by its own names). Names the training file lacks,
@@ -215,103 +173,12 @@ def _on_training_names(spec: DatasetSpec, names: tuple[str, ...], part, role: st
     return libsvm.Parsed(part.X, remap[part.y.astype(np.int64)].astype(np.float64), part.repairs, names)
 
 
-def _task(spec: DatasetSpec, y: np.ndarray, class_names: tuple[str, ...]) -> str:
-    """The registry's task, else inferred from the labels (class names: classification)."""
-    if class_names:
-        if spec.task == "regression":
-            raise ContentError(f"{spec.name}: its labels are class names ({', '.join(class_names[:3])}, ...), "
-                               "but its task is regression")
-        return spec.task if spec.task != "auto" else "binary" if len(class_names) == 2 else "multiclass"
-    return spec.task if spec.task != "auto" else _infer_task(y, spec.name)
-
-
-#: whole-number labels with at most this many distinct values are classes when no task is said
-MAX_GUESSED_CLASSES = 20
-#: ... and with more than this many, a quantity (regression); in between, the user must say which
-MIN_GUESSED_QUANTITIES = 1000
-
-
-def _infer_task(y: np.ndarray, name: str = "the data") -> str:
-    """binary / multiclass / regression from the labels; whole numbers with more distinct values than
-    classes usually have but fewer than a quantity usually has are refused, naming --task."""
-    integral = np.all(np.isfinite(y)) and np.all(y == np.round(y))
-    n = len(np.unique(y))
-    if integral and n == 2:
-        return "binary"
-    if integral and n <= MAX_GUESSED_CLASSES:
-        return "multiclass"
-    if integral and n <= MIN_GUESSED_QUANTITIES:
-        raise ContentError(f"{name}: its labels are {n} distinct whole numbers ({np.min(y):g} to {np.max(y):g}): "
-                           f"classes or a quantity? Say --task regression or --task multiclass (task: in a "
-                           f"datasets file)")
-    return "regression"
-
-
 def _pad(X, width: int):
     if X is None or X.shape[1] == width:
         return X
     if sp.issparse(X):
         return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
     return np.hstack([X, np.zeros((X.shape[0], width - X.shape[1]), X.dtype)])
-
-
-def _check_width(X) -> None:
-    """A file's largest feature index sets the width: refuse widths whose per-column arrays do not fit."""
-    from rbrepro.memory import check_memory
-
-    check_memory(f"scaling {X.shape[1]} feature columns (the largest feature index sets the width)",
-                 24.0 * X.shape[1])
-
-
-@dataclass(frozen=True)
-class MinMaxScaler:
-    """x -> (x - lo) * inv per column, fitted on the training split (inv = 1/span, 1 if constant)."""
-
-    lo: np.ndarray
-    inv: np.ndarray
-
-    @classmethod
-    def fit_maxabs(cls, X) -> "MinMaxScaler":
-        """x -> x / max|x| per column (lo = 0, so sparse input stays sparse): the authors' cadata
-        scaling (docs/design.md §2a)."""
-        _check_width(X)
-        top = abs(X).max(axis=0)
-        top = top.toarray().ravel() if sp.issparse(top) else np.asarray(top).ravel()
-        inv = np.where(top > 0, 1.0 / np.where(top > 0, top, 1.0), 1.0)
-        return cls(np.zeros(X.shape[1], np.float32), inv.astype(np.float32))
-
-    @classmethod
-    def fit(cls, X) -> "MinMaxScaler":
-        _check_width(X)
-        if sp.issparse(X):
-            lo = X.min(axis=0).toarray().ravel()
-            hi = X.max(axis=0).toarray().ravel()
-        else:
-            lo, hi = X.min(axis=0), X.max(axis=0)
-        span = np.asarray(hi, np.float64) - np.asarray(lo, np.float64)
-        wide = np.flatnonzero(span > np.finfo(np.float32).max)
-        if len(wide):
-            j = wide[0]
-            raise ContentError(f"feature {j + 1} spans {float(lo[j]):g} to {float(hi[j]):g}, beyond what min-max "
-                               f"scaling can represent in float32 (3.4e38); rescale that column or use --scaling "
-                               f"published")
-        inv = np.where(span > 0, 1.0 / np.where(span > 0, span, 1.0), 1.0)
-        return cls(lo.astype(np.float32), inv.astype(np.float32))
-
-    def transform(self, X):
-        """Scaled copy; a sparse matrix stays sparse when every column's minimum is 0."""
-        if X is None:
-            return None
-        if sp.issparse(X):
-            if np.any(self.lo != 0):
-                from rbrepro.memory import check_memory
-
-                check_memory(f"min-max scaling densifies {X.shape[0]} x {X.shape[1]} values (a column with negative "
-                             f"values shifts its zeros)", 8.0 * X.shape[0] * X.shape[1])
-                X = X.toarray()
-            else:
-                return (X @ sp.diags(self.inv)).tocsr().astype(np.float32)
-        return ((X - self.lo) * self.inv).astype(np.float32)
 
 
 def _scale(spec: DatasetSpec, how: str, parts: tuple):
@@ -325,16 +192,10 @@ def _scale(spec: DatasetSpec, how: str, parts: tuple):
             scaler = MinMaxScaler.fit_maxabs(stack([X for X in parts if X is not None]))
         else:
             scaler = MinMaxScaler.fit(X_train) if how == "minmax" else MinMaxScaler.fit_maxabs(X_train)
-    except ContentError as exc:
+    except ScalingError as exc:
         raise ContentError(f"{spec.train.url if spec.train and spec.train.url else spec.name}: {exc}") from None
     described = {"minmax": "minmax[0,1] on train", "maxabs": "maxabs on train", "maxabs-all": "maxabs on all rows"}
     return scaler, tuple(scaler.transform(X) for X in parts), described[how]
-
-
-def minmax_scale(X_train, others):
-    """Scale every column to [0, 1] on the training split; apply the same map to the others."""
-    scaler = MinMaxScaler.fit(X_train)
-    return scaler.transform(X_train), [scaler.transform(o) for o in others]
 
 
 def split_sizes(n: int, spec: DatasetSpec) -> int:
@@ -373,7 +234,7 @@ def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bo
     class_names = train.classes
     test, val = (_on_training_names(spec, class_names, part, role) for part, role in ((test, "test"), (val, "validation")))
     width = spec.n_features or max(p.X.shape[1] for p in (train, test, val) if p is not None)
-    task = _task(spec, train.y, class_names)
+    task = task_of(spec, train.y, class_names)
     _check_labels(spec, task, train, test, val)
     train, test, split = _split(spec, train, test)
     X_train, X_test, X_val = (_pad(p.X, width) if p is not None else None for p in (train, test, val))
@@ -402,7 +263,7 @@ def _resolve(name, data_path, datasets_file, test_file, label_column, task: str)
             raise InvalidParameter(f"{what} applies to CSV files; {name.train.url} is LIBSVM, whose label is each "
                                    f"line's first token")
     root = data_dir(data_path)
-    return _with_task(resolve_spec(name, root, user_datasets(datasets_file)), task), root
+    return with_task(resolve_spec(name, root, user_datasets(datasets_file)), task), root
 
 
 def _read(spec: DatasetSpec, root: Path, fetch: bool, mirror, progress: bool, memory_limit_gb: float | None = None):
@@ -431,7 +292,7 @@ def _read(spec: DatasetSpec, root: Path, fetch: bool, mirror, progress: bool, me
             # a user's file is parsed from its copy under raw/user/: name the file the user gave
             raise type(exc)(str(exc).replace(str(raw), redact(f.url))) from None
         _check_rows(raw, parsed[role], f)
-        _check_parsed(redact(f.url) if f.url else str(raw), parsed[role], spec.n_features)
+        check_parsed(redact(f.url) if f.url else str(raw), parsed[role], spec.n_features)
     return parsed["train"], parsed.get("test"), parsed.get("val")
 
 
