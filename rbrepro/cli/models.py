@@ -168,9 +168,7 @@ def train(
     The metric is accuracy in % (classification) or relative error ||y - y_hat|| / ||y||.
     """
     from rbrepro.models.cell import CellParams
-    from rbrepro.models.train import train as train_model
 
-    rcd = solver is Solver.rcd
     auto = sigma == "auto"
     params = CellParams(dataset=name, method=method.value, sigma=1.0 if auto else float(sigma), kernel=kernel.value, R=R, lam=0.0,
                         solver=solver.value, maxit=maxit, tol=tol, center=center, seed=seed, threads=threads,
@@ -179,34 +177,48 @@ def train(
     options = dict(lam=lam, l1=l1, data_dir=data_dir, mirror=mirror, datasets_file=datasets, test_file=test,
                    label_column=label_column, save_model=save_model, progress=not (as_json or quiet),
                    task=task.value, auto_sigma=auto, on_point=None if as_json else _print_point)
+    row = _train_here_or_on(cluster, partitions, params, options)
+    if as_json:
+        typer.echo(json.dumps(row, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
+        return
+    typer.echo(_train_summary(row, method.value, kernel, auto, save_model is not None, cluster is not None))
+
+
+def _train_here_or_on(cluster: str | None, partitions: int | None, params, options: dict) -> dict:
+    """models.train.train in this process, or across the dask cluster `cluster` names."""
+    from rbrepro.models.train import train as train_model
+
     if partitions and not cluster:
         _fail("--partitions splits the rows over a dask cluster; add --cluster local:N or tcp://HOST:PORT")
     if cluster:
         from rbrepro.distributed.train import train_on_cluster
 
-        row = _guard(lambda: train_on_cluster(params, cluster, partitions=partitions, **options))
-    else:
-        row = _guard(lambda: train_model(params, **options))
-    if as_json:
-        typer.echo(json.dumps(row, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
-        return
+        return _guard(lambda: train_on_cluster(params, cluster, partitions=partitions, **options))
+    return _guard(lambda: train_model(params, **options))
+
+
+def _train_summary(row: dict, method: str, kernel, auto: bool, saved: bool, clustered: bool) -> str:
+    """`train`'s text output: the chosen sigma (with --sigma auto), then the result row in one line."""
+    rcd = row["solver"] == "rcd"
     unit = "%" if row["metric"] == "accuracy" else ""
     solver_text = (f"RCD {row['rcd_variant']} {row['rcd_epochs']} epochs, F={row['rcd_objective']:.5g}, "
                    f"nnz(w)={row['nnz_w']}" if rcd else
                    f"{row['solver']}" + (f" {row['cg_iterations']} it" if row["solver"] in ("cg", "pcg") else ""))
     kappa = f" kappa={row['kappa']:.2f}" if row["kappa"] == row["kappa"] else ""
     kernel_text = f" kernel {kernel.value}" if kernel is not Kernel.l1 else ""
+    chosen = ""
     if auto:
         edge = f" (the grid's {row['sigma_edge']} end: the best may lie beyond)" if row["sigma_edge"] else ""
-        typer.echo(f"sigma chosen on validation: {row['sigma']:g}{edge}")
-    typer.echo(f"{row['dataset']}: {method.value} R={R} sigma={row['sigma']:g}{kernel_text} {'l1' if rcd else 'lam'}={row['lam']:g}: test "
-               f"{row['metric']} {row['test_metric']:.4g}{unit} (train {row['train_metric']:.4g}{unit}); "
-               f"D={row['D']}{kappa}; {solver_text}; featurize {row['featurize_s']:.3f} s + solve "
-               f"{row['solve_s']:.3f} s = train {row['train_s']:.3f} s; predict {row['predict_s']:.3f} s; peak "
-               f"{row['peak_fit_mb']:.0f} MB ({row['threads']} threads)"
-               + (f"; model saved to {row['model_path']}" if save_model else "")
-               + (f"; {row['workers']} dask workers, {row['partitions']} partitions, "
-                  f"{row['bytes_per_cg_step']:,} bytes per CG step" if cluster else ""))
+        chosen = f"sigma chosen on validation: {row['sigma']:g}{edge}\n"
+    return (chosen + f"{row['dataset']}: {method} R={row['R']} sigma={row['sigma']:g}{kernel_text} "
+            f"{'l1' if rcd else 'lam'}={row['lam']:g}: test "
+            f"{row['metric']} {row['test_metric']:.4g}{unit} (train {row['train_metric']:.4g}{unit}); "
+            f"D={row['D']}{kappa}; {solver_text}; featurize {row['featurize_s']:.3f} s + solve "
+            f"{row['solve_s']:.3f} s = train {row['train_s']:.3f} s; predict {row['predict_s']:.3f} s; peak "
+            f"{row['peak_fit_mb']:.0f} MB ({row['threads']} threads)"
+            + (f"; model saved to {row['model_path']}" if saved else "")
+            + (f"; {row['workers']} dask workers, {row['partitions']} partitions, "
+               f"{row['bytes_per_cg_step']:,} bytes per CG step" if clustered else ""))
 
 
 def _print_point(sigma: float, metric: float, name: str) -> None:

@@ -63,32 +63,20 @@ def sweep(
     the YAML. OUT defaults to runs/<name>, so the published results/ are never touched unless
     named with --out.
     """
-    import signal
-
     from rbrepro.memory import memory_limit_bytes
     from rbrepro.sweep.backends import DaskBackend, LocalBackend, default_workers
     from rbrepro.sweep.config import load_config
     from rbrepro.sweep.runner import run_sweep, select
 
     cfg = _guard(lambda: load_config(config))
-    unknown = [d for d in dataset if d not in {g.name for g in cfg.datasets}]
-    if unknown:
-        _fail(f"--dataset {unknown[0]!r} is not in {config}; it has {', '.join(g.name for g in cfg.datasets)}")
+    _check_request(cfg, config, dataset, memory_limit, reuse_from)
     sigmas = _parse_floats(sigma, "--sigma")
 
     def narrow(cells):
         return select(cells, dataset, sigmas, R, seed, method)
 
     out_dir = out or Path("runs") / cfg.name
-    grid_cells = narrow(cfg.selection_cells()) + narrow(cfg.cells())
-    grid_cells += [c for c in narrow(cfg.band_cells()) if c not in set(grid_cells)]  # band at every sigma
-    if not grid_cells:
-        _fail(f"the filters select no cell of {config}")
-    if memory_limit is not None and memory_limit <= 0:
-        _fail(f"--memory-limit {memory_limit:g}: expected a positive number of GB")
-    for source in reuse_from:
-        if not source.is_dir():
-            _fail(f"--reuse-from {source}: no such results folder")
+    grid_cells = _grid_cells(cfg, narrow, config)
     if dry_run:
         return _dry_run(cfg, out_dir, narrow, data_dir, mirror, reuse_stale, reuse_from, dataset)
     n_workers = workers or default_workers(grid_cells, cfg.exclusive)
@@ -98,10 +86,18 @@ def sweep(
     backend.on_event = lambda message: err.print(f"rbrepro: {message}", highlight=False, markup=False,
                                                  soft_wrap=True)
 
-    def on_signal(signum, frame):  # SIGTERM (kill, timeout) stops the sweep like SIGINT does
-        raise KeyboardInterrupt(signum)
+    run = lambda on_progress: run_sweep(cfg, out_dir, None, data_dir, mirror, backend=backend,  # noqa: E731
+                                         on_progress=on_progress, narrow=narrow, reuse_stale=reuse_stale,
+                                         memory_limit_gb=memory_limit, reuse_from=reuse_from)
+    counts = _with_progress(run, cfg.name, backend.description, len(grid_cells), out_dir, quiet)
+    _report(cfg, counts, out_dir, reuse_from, dataset)
 
-    signal.signal(signal.SIGTERM, on_signal)
+
+
+def _with_progress(run, name: str, where: str, n_cells: int, out_dir: Path, quiet: bool) -> dict:
+    """run(on_progress) under a progress bar; SIGINT and SIGTERM stop it with one line (the workers
+    stopped, the finished cells kept) and exit 128 + the signal's number, so a rerun resumes."""
+    import signal
 
     from rich.progress import (
         BarColumn,
@@ -112,28 +108,49 @@ def sweep(
         TimeRemainingColumn,
     )
 
+    def on_signal(signum, frame):  # SIGTERM (kill, timeout) stops the sweep like SIGINT does
+        raise KeyboardInterrupt(signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), TextColumn("{task.fields[failed]} failed"), console=err,
                   disable=quiet) as bar:
-        task = bar.add_task(f"sweep {cfg.name} on {backend.description}", total=len(grid_cells), failed=0)
+        task = bar.add_task(f"sweep {name} on {where}", total=n_cells, failed=0)
 
         def progress(done, failed, total):
-            bar.update(task, completed=done + failed, total=max(total, len(grid_cells)), failed=failed)
+            bar.update(task, completed=done + failed, total=max(total, n_cells), failed=failed)
 
         try:
-            counts = _guard(lambda: run_sweep(cfg, out_dir, None, data_dir, mirror, backend=backend,
-                                              on_progress=progress, narrow=narrow, reuse_stale=reuse_stale,
-                                              memory_limit_gb=memory_limit, reuse_from=reuse_from))
+            return _guard(lambda: run(progress))
         except KeyboardInterrupt as exc:
             signum = exc.args[0] if exc.args and isinstance(exc.args[0], int) else signal.SIGINT
             bar.stop()
-            n_cells = len(list((out_dir / "cells").glob("*.json")))
-            err.print(f"rbrepro: sweep {cfg.name} interrupted by {signal.Signals(signum).name}: its workers are "
-                      f"stopped, {n_cells} finished cell(s) are kept in {out_dir}; run the same command to resume",
+            kept = len(list((out_dir / "cells").glob("*.json")))
+            err.print(f"rbrepro: sweep {name} interrupted by {signal.Signals(signum).name}: its workers are "
+                      f"stopped, {kept} finished cell(s) are kept in {out_dir}; run the same command to resume",
                       highlight=False, markup=False, soft_wrap=True)
             raise typer.Exit(128 + int(signum))
-    _report(cfg, counts, out_dir, reuse_from, dataset)
 
+
+
+def _grid_cells(cfg, narrow, config: Path) -> list:
+    """The cells known before the run, through the filters (the band at every sigma once); none is an error."""
+    cells = narrow(cfg.selection_cells()) + narrow(cfg.cells())
+    cells += [c for c in narrow(cfg.band_cells()) if c not in set(cells)]
+    if not cells:
+        _fail(f"the filters select no cell of {config}")
+    return cells
+
+def _check_request(cfg, config: Path, datasets: list[str], memory_limit, reuse_from: list[Path]) -> None:
+    """The options that name things the config or the disk must have, checked before any work."""
+    unknown = [d for d in datasets if d not in {g.name for g in cfg.datasets}]
+    if unknown:
+        _fail(f"--dataset {unknown[0]!r} is not in {config}; it has {', '.join(g.name for g in cfg.datasets)}")
+    if memory_limit is not None and memory_limit <= 0:
+        _fail(f"--memory-limit {memory_limit:g}: expected a positive number of GB")
+    for source in reuse_from:
+        if not source.is_dir():
+            _fail(f"--reuse-from {source}: no such results folder")
 
 def _named(unavailable: dict, datasets: list[str]) -> list[tuple[str, str]]:
     """The unavailable datasets to name: those the --dataset filter kept (all without one)."""

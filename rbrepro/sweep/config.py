@@ -55,6 +55,7 @@ from pathlib import Path
 
 from rbrepro.data.registry import REGISTRY
 from rbrepro.data.user import load_datasets_file
+from rbrepro.distributed.cluster import cluster_key
 from rbrepro.models.cell import CellParams
 from rbrepro.models.registry import METHODS, method_names, solver_conflict
 from rbrepro.solvers.cg import MAXIT, TOL
@@ -284,7 +285,7 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
                   * len(methods) * len(threads) * len(solver["variants"]) for g in grids)
     if n_cells > MAX_CELLS:
         raise ConfigError(f"{file}: the grid has {n_cells} cells, more than the {MAX_CELLS} allowed")
-    cluster = _cluster(rd, top["cluster"], methods + tuple(m for g in grids for m in g.methods)) \
+    cluster = cluster_key(rd, top["cluster"], methods + tuple(m for g in grids for m in g.methods)) \
         if "cluster" in top else None
     return SweepConfig(name=name, figure=figure, methods=methods, seeds=seeds, threads=threads, center=center,
                        datasets=tuple(grids), dataset_files=tuple(dataset_files), user_datasets=extra,
@@ -423,23 +424,6 @@ def _grid(rd: Reader, dname: str, dnode: Node, defaults: dict[str, Node], spec, 
                                      f"runs no exact kernel: list the one sigma {m} should take "
                                      f"({'baseline_sigma' if METHODS[m].role == 'baseline' else 'sigma'}: [value])")
     return grid
-
-
-def _cluster(rd: Reader, node: Node, methods: tuple[str, ...]) -> str:
-    """The `cluster` key: local:N or tcp://HOST:PORT, with methods that fit across machines only."""
-    from rbrepro.distributed.cluster import parse_cluster
-    from rbrepro.distributed.fit import WHY_NOT
-    from rbrepro.errors import InvalidParameter
-
-    try:
-        parse_cluster(node.value)
-    except InvalidParameter:
-        rd.fail(node, "cluster", f"expected local:N or tcp://HOST:PORT, got {node.value!r}")
-    for method in dict.fromkeys(methods):
-        if method in WHY_NOT:
-            rd.fail(node, "cluster", f"{method} does not fit across machines ({WHY_NOT[method]}); "
-                                     "a sweep with a cluster takes rb, rf and nystrom only")
-    return str(node.value)
 
 
 def load_config(path: str | Path) -> SweepConfig:
