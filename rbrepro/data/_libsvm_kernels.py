@@ -136,7 +136,8 @@ def parse_block(buf, n_features, labels, counts, indices, values):  # noqa: C901
     """Parse whole lines of buf. Returns (rows, nnz, error code, byte offset of the error).
 
     One function on purpose: a byte-level state machine over the whole block, which numba compiles
-    to one tight loop; split into calls per token it ran measurably slower (bench/parse_throughput)."""
+    to one loop over the bytes; split into helpers, the state (position, row, pair) would cross a
+    call for every token of the hot loop."""
     end = buf.shape[0]
     pos = 0
     row = 0
