@@ -17,7 +17,7 @@ from rbrepro.errors import InvalidParameter
 from rbrepro.memory import GB, MemoryLimitError, check_memory
 from rbrepro.models import targets
 from rbrepro.models.feature_ridge import featurize_memory, solve_memory
-from rbrepro.models.registry import FEATURE_METHODS
+from rbrepro.models.registry import FEATURE_METHODS, SUBJECT
 from rbrepro.solvers.cg import ridge_cg
 from rbrepro.solvers.direct import solve_gram
 
@@ -37,7 +37,7 @@ def check_distributable(model) -> str:
         raise NotDistributable(f"{type(model).__name__} does not fit across machines: only the ridge models on "
                                f"{', '.join(FEATURE_METHODS)} features do")
     model._check_params()
-    if method == "rb" and model.solver == "direct":
+    if method == SUBJECT and model.solver == "direct":
         raise NotDistributable("rb with solver direct factors the D x D matrix Z^T Z on one machine; use cg or pcg, "
                                "whose steps are sums over the workers' rows")
     return method
@@ -53,7 +53,7 @@ def check_worker_memory(runner, method: str, R: int, sources: list, n_features: 
     biggest = max(range(len(sources)), key=lambda i: sources[i].n_rows)
     n = sources[biggest].n_rows
     estimate = featurize_memory(method, n, n_features, R) + sources[biggest].nbytes()
-    if method == "rb":  # the local ids stay while their global copy is written
+    if method == SUBJECT:  # the local ids stay while their global copy is written
         estimate += 4.0 * n * R
     if estimate > limit:
         raise MemoryLimitError(f"partition {biggest} ({n:,} rows) needs about {estimate / GB:.2f} GB to featurize at "
@@ -118,7 +118,7 @@ def fit_across(model, runner, sources: list) -> dict:
     parts = [runner.submit(load_partition, s, d, *getattr(s, "inputs", ())) for s in sources]
     encoded, classes, model.y_mean_ = _targets(model, runner, parts, model._task, n)
     model.features_ = model._feature_map()
-    if method == "rb":
+    if method == SUBJECT:
         matrices, diagonal = binning.fit_binned(model.features_, runner, parts, d, n)
         D = model.features_.n_bins_
     else:

@@ -129,6 +129,10 @@ FEATURE_METHODS = tuple(name for name, spec in METHODS.items() if spec.memory ==
 RCD_METHODS = tuple(name for name, spec in METHODS.items() if "rcd" in spec.solvers)
 #: the methods compared with RB (rf, nystrom, block)
 BASELINES = tuple(name for name, spec in METHODS.items() if spec.role == "baseline")
+#: the paper's subject (RB) and its reference (the exact kernel), by role: figures, claims and
+#: diagnostics that single one of them out name it through these, never by a string of their own
+SUBJECT = next(name for name, spec in METHODS.items() if spec.role == "subject")
+REFERENCE = next(name for name, spec in METHODS.items() if spec.role == "reference")
 
 
 def method_names() -> tuple[str, ...]:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from rbrepro.analysis.rows import chosen_rows, exact_reference, higher_is_better, test_rows
 from rbrepro.drawing import empty_panel, finish, new_figure
+from rbrepro.models.registry import REFERENCE, SUBJECT
 from rbrepro.plots.common import METRIC_LABEL, line_with_spread, problems_note, published_points, unavailable_note
 
 
@@ -27,7 +28,7 @@ def _boxed_point(sub: pd.DataFrame, better_high: bool) -> tuple[float, float, st
 
 def plot_fig3(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:
     ok = test_rows(results)
-    rb = ok[ok["method"] == "rb"] if len(ok) else ok
+    rb = ok[ok["method"] == SUBJECT] if len(ok) else ok
     datasets = list(dict.fromkeys(rb["dataset"])) if len(rb) else []
     config = config or {}
     expected = list(config.get("datasets", {}) or [])
@@ -49,7 +50,7 @@ def plot_fig3(results: pd.DataFrame, out_base: Path, config: dict | None = None)
             line_with_spread(ax_time, part, "sigma", "train_s", marker="o", ms=3, color="tab:green",
                              label=f"train time{tag}")
             for split, color in (("train", "tab:blue"), ("test", "tab:orange")):
-                pub = published[(published["method"] == "rb") & (published["R"] == R) & (published["split"] == split)]
+                pub = published[(published["method"] == SUBJECT) & (published["R"] == R) & (published["split"] == split)]
                 pub = pub[(pub["sigma"] >= train.index.min() * 0.99) & (pub["sigma"] <= train.index.max() * 1.01)]
                 if len(pub):
                     ax_perf.plot(pub["sigma"], pub["perf"], ls="none", marker="o", ms=6, mfc="none", mec=color,
@@ -61,7 +62,7 @@ def plot_fig3(results: pd.DataFrame, out_base: Path, config: dict | None = None)
             ax_perf.axhline(value, color="black", lw=1.2, label=label)
         else:
             ax_perf.plot([], [], " ", label=label)
-        pub_exact = published[published["method"] == "exact"]
+        pub_exact = published[published["method"] == REFERENCE]
         if len(pub_exact):
             ax_perf.axhline(float(pub_exact["perf"].iloc[0]), color="black", lw=1.0, ls=(0, (4, 3)),
                             label="exact kernel, published")

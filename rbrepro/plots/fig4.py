@@ -8,12 +8,13 @@ import pandas as pd
 
 from rbrepro.analysis.rows import exact_reference, test_rows
 from rbrepro.drawing import empty_panel, finish, new_figure
+from rbrepro.models.registry import SUBJECT
 from rbrepro.plots.common import METRIC_LABEL, line_with_spread, problems_note, unavailable_note
 
 
 def plot_fig4(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:
     ok = test_rows(results)
-    rb = ok[ok["method"] == "rb"] if len(ok) else ok
+    rb = ok[ok["method"] == SUBJECT] if len(ok) else ok
     datasets = list(dict.fromkeys(rb["dataset"])) if len(rb) else []
     expected = list((config or {}).get("datasets", {}) or [])
     fig, axes = new_figure(len(datasets), 2)

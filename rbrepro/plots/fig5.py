@@ -19,6 +19,7 @@ from matplotlib.transforms import blended_transform_factory
 from rbrepro.analysis.rows import chosen_rows, edge_rows, exact_reference, higher_is_better, test_rows
 from rbrepro.analysis.targets import cheapest, targets_for
 from rbrepro.drawing import METHOD_STYLE, empty_panel, finish, new_figure
+from rbrepro.models.registry import REFERENCE
 from rbrepro.plots.common import (
     METRIC_LABEL,
     line_with_spread,
@@ -31,7 +32,7 @@ from rbrepro.plots.common import (
 
 def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:
     ok = test_rows(results)
-    approx = ok[ok["method"] != "exact"] if len(ok) else ok
+    approx = ok[ok["method"] != REFERENCE] if len(ok) else ok
     datasets = list(dict.fromkeys(approx["dataset"])) if len(approx) else []
     config = config or {}
     cfg_sets = config.get("datasets", {}) or {}
@@ -119,7 +120,7 @@ def _exact_lines(ax_perf, results: pd.DataFrame, name: str, published: pd.DataFr
     else:
         ax_perf.text(0.98, 0.02, note, transform=ax_perf.transAxes, ha="right", va="bottom", fontsize=6,
                      color="0.3")
-    pub_exact = published[published["method"] == "exact"]
+    pub_exact = published[published["method"] == REFERENCE]
     if len(pub_exact):
         ax_perf.axhline(float(pub_exact["perf"].iloc[0]), color="black", lw=1.0, ls=(0, (4, 3)),
                         label="exact kernel, published")

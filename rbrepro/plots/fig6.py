@@ -17,6 +17,7 @@ import pandas as pd
 from rbrepro.analysis.rows import test_rows
 from rbrepro.analysis.speedups import eq29_speedup, speedups
 from rbrepro.drawing import METHOD_STYLE, empty_panel, finish, new_figure
+from rbrepro.models.registry import SUBJECT
 from rbrepro.plots.common import problems_note, unavailable_note
 
 MAX_THREADS_DRAWN = 8
@@ -61,12 +62,12 @@ def plot_fig6(results: pd.DataFrame, out_base: Path, config: dict | None = None)
         tau = np.arange(1, drawn + 1, dtype=float)
         # linear first and underneath: RB's eq. 29 curve (D >> R) lies on it and must stay visible
         ax.plot(tau, tau, color="0.75", lw=2.5, zorder=1, label="linear")
-        for method in ("rb", "rf"):
+        for method in (SUBJECT, "rf"):
             part = table[table["method"] == method]
             if part.empty:
                 continue
             label, color, marker = METHOD_STYLE[method]
-            omega = part["R"].iloc[0] if method == "rb" else part["D"].iloc[0]
+            omega = part["R"].iloc[0] if method == SUBJECT else part["D"].iloc[0]
             ax.plot(tau, eq29_speedup(tau, omega, part["D"].iloc[0]), ":", color=color, lw=1.8, zorder=3,
                     label=f"{label}: eq. 29 (omega={omega:g}, D={part['D'].iloc[0]:.0f})")
             for variant, style, mfc in (("async", "-", color), ("sync", "--", "white")):

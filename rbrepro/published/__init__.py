@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rbrepro.models.registry import REFERENCE, SUBJECT
+
 TABLE = Path(__file__).with_name("authors_figure_data.csv")
 SOURCE = "teddylfwu/RandomBinning@6a42f52fe13db1d4fb883df2d41255edb602e95e ExptResults/plotdata_02012016/L2R_Ridge"
 METHODS = {"RandBin": "rb", "FOURIER": "rf", "NYSTROM": "nystrom", "BLOCKDIAG": "block", "STANDARD": "exact"}
@@ -52,11 +54,11 @@ def build_table(directory: str | Path) -> pd.DataFrame:
             dataset = "_".join(stem[3 if "Laplace" in stem else 2:-1])
             frame = _read_plotdata(path)
             method = METHODS[prefix]
-            width_sigma = method != "rb"
+            width_sigma = method != SUBJECT
             out = pd.DataFrame({
                 "panel": panel, "method": method, "dataset": DATASETS.get(dataset, dataset),
                 "split": "train" if what == "TrainPerf" else "test",
-                "R": 0 if method == "exact" else frame["R"].astype(int),
+                "R": 0 if method == REFERENCE else frame["R"].astype(int),
                 "D": frame["D"] if "D" in frame else np.nan,
                 "sigma": 1.0 / frame["Sigma"] if width_sigma else frame["Sigma"],
                 "published_sigma": frame["Sigma"], "lam": frame["Lambda"], "perf": frame["Perf"],

@@ -57,6 +57,7 @@ from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 from rbrepro.errors import InvalidParameter
 from rbrepro.features.laplacian import as_dense, laplacian_kernel
 from rbrepro.models.registry import METHODS as REGISTRY
+from rbrepro.models.registry import SUBJECT
 from rbrepro.provenance import provenance
 
 #: the paper's methods Theorem 1 is measured on: each has an explicit Z (K ~ Z Z^T); a method
@@ -191,7 +192,7 @@ def _row(X: np.ndarray, y: np.ndarray, method: str, sigma: float, R: int, seed: 
     F_exact = exact["F_exact"]
     bound_kappa = {"rb": kappa, "rf": 1.0}.get(method, math.nan)
     return {"method": method, "sigma": float(sigma), "R": int(R), "seed": int(seed), "n": n, "lam": lam, "D": int(D),
-            "kappa": kappa, "D_over_kappa_R": D / (kappa * R) if method == "rb" else math.nan,
+            "kappa": kappa, "D_over_kappa_R": D / (kappa * R) if method == SUBJECT else math.nan,
             "gap": gap, "rel_gap": gap / abs(F_exact) if F_exact else math.nan,
             **kernel_errors(exact["K"], G, exact["K_fro"], exact["K_spec"]),
             "F": optimal_objective(y, a, lam), "F_exact": F_exact,

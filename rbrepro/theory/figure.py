@@ -9,6 +9,7 @@ import pandas as pd
 
 from rbrepro.analysis.rows import spread
 from rbrepro.drawing import METHOD_STYLE, finish, new_figure
+from rbrepro.models.registry import SUBJECT
 from rbrepro.theory.rates import fit_rates
 
 #: the method whose curve anchors the reference lines (the Monte Carlo baseline of [33]), else the first drawn
@@ -84,7 +85,7 @@ def plot_theory(frame: pd.DataFrame, out_base, rates: pd.DataFrame | None = None
         r = rates[(rates["dataset"] == dataset) & (rates["sigma"] == sigma)]
         R = np.unique(rows["R"].to_numpy(dtype=float))
         R0 = int(r["R_from"].min()) if len(r) else int(R[0])
-        kappa = float(rows.loc[rows["method"] == "rb", "kappa"].mean())
+        kappa = float(rows.loc[rows["method"] == SUBJECT, "kappa"].mean())
         top, bottom = axes[0, col], axes[1, col]
         stats = _panel(top, rows, r, "gap")
         anchor = _anchor(stats, R0)

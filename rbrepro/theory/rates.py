@@ -22,6 +22,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from rbrepro.models.registry import SUBJECT
+
 #: claimed slopes: O(1/(kappa R)) and O(1/R) objective gaps (eq. 13, [33]); O(1/sqrt(R)) kernel errors (§2.2)
 GAP_SLOPE = -1.0
 KERNEL_SLOPE = -0.5
@@ -112,7 +114,7 @@ def fit_rates(frame: pd.DataFrame, n_boot: int = N_BOOT, seed: int = BOOT_SEED, 
         R_from = fit_range(rows["R"]) if min_R is None else int(min_R)
         rows = rows[rows["R"] >= R_from]
         fits = [(q, "R", lambda r, q=q: r[q], lambda r: r["R"]) for q in ("gap", *KERNEL_ERRORS)]
-        if method == "rb":
+        if method == SUBJECT:
             fits.append(("gap", "kappa_R", lambda r: r["gap"], lambda r: r["kappa"] * r["R"]))
         for quantity, against, yv, xv in fits:
             _, Y = _table(rows, yv)
@@ -175,9 +177,9 @@ def verdicts(frame: pd.DataFrame, rates: pd.DataFrame | None = None) -> pd.DataF
     out = []
     for (dataset, sigma), rows in frame.groupby(GROUP, sort=True):
         r = rates[(rates["dataset"] == dataset) & (rates["sigma"] == sigma)]
-        kappa = float(rows.loc[rows["method"] == "rb", "kappa"].mean())
+        kappa = float(rows.loc[rows["method"] == SUBJECT, "kappa"].mean())
         row = {"dataset": dataset, "sigma": sigma, "kappa": kappa,
-               "D_over_kappa_R": float(rows.loc[rows["method"] == "rb", "D_over_kappa_R"].mean())}
+               "D_over_kappa_R": float(rows.loc[rows["method"] == SUBJECT, "D_over_kappa_R"].mean())}
         rb_kR, rf_R = _fit(r, "rb", "gap", "kappa_R"), _fit(r, "rf", "gap")
         row["rb_gap"] = classify(rb_kR["lo"], rb_kR["hi"], GAP_SLOPE)
         row["rf_gap"] = classify(rf_R["lo"], rf_R["hi"], GAP_SLOPE)
