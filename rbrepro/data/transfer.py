@@ -75,7 +75,7 @@ def network_reason(exc: BaseException) -> str:
     if "Connection refused" in text:
         return f"connection refused by{where or ' the server'}"
     if isinstance(exc, requests.Timeout) or "timed out" in text:
-        return f"no answer from{where or ' the server'} in time"
+        return f"timed out: no answer from{where or ' the server'} in time"
     first = re.sub(r"\s*\(Caused by .*", "", text)
     first = f"{type(exc).__name__}: {first}"
     return first if len(first) <= REASON_CHARS else first[: REASON_CHARS - 3] + "..."
