@@ -37,7 +37,7 @@ def test_a_changed_number_makes_the_report_stale_and_the_command_says_so(tmp_pat
     assert {p.name for p in written} == {"REPRODUCTION.md", "README.md"}
     readme = (root / "README.md").read_text()
     assert readme.startswith("intro\n\n" + REPORT_BEGIN) and readme.endswith(REPORT_END + "\n\nrest\n")
-    assert "published points reproduced" in readme and "STALE-BLOCK" not in readme
+    assert "published points consistent with our seed band" in readme and "STALE-BLOCK" not in readme
     assert check_report(root) == []
     csv = root / "results" / "fig5" / "results.csv"
     frame = pd.read_csv(csv, low_memory=False)
