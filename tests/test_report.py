@@ -197,3 +197,38 @@ def test_binning_rows_and_runs_made_on_other_generator_settings_are_named_stale(
     old = pd.DataFrame([{"dataset": "cod_rna_shape", "data_fingerprint": "0123456789abcdef"},
                         {"dataset": "ijcnn1", "data_fingerprint": "0123456789abcdef"}])  # real data: not judged here
     assert stale_generated_data(old) == ["cod_rna_shape"]
+
+
+def _fig5_grid() -> pd.DataFrame:
+    """ijcnn1 as published, nothing chosen by the sweep: RB at two sigmas (five seeds and the authors'
+    draw each; their draw is best at 0.79), RF at one, the exact kernel at two widths (the first worse)."""
+    rows = []
+    base = {"dataset": "ijcnn1", "status": "ok", "evaluate_on": "test", "metric": "accuracy", "selected": False,
+            "memory_model_entries": 8.0}
+    for R in (8, 16):
+        for sigma, seeds, draw in ((0.79, [89.0, 89.2, 89.33, 89.5, 89.6], 94.71), (2.0, [93.0] * 5, 90.0)):
+            rows += [{**base, "method": "rb", "R": R, "sigma": sigma, "seed": s, "rng": "numpy",
+                      "test_metric": v + (R == 16), "train_s": 0.1 * (s + 1)} for s, v in enumerate(seeds)]
+            rows.append({**base, "method": "rb", "R": R, "sigma": sigma, "seed": 0, "rng": "authors",
+                         "test_metric": draw, "train_s": 0.5})
+        rows += [{**base, "method": "rf", "R": R, "sigma": 0.45, "seed": s, "rng": "numpy", "test_metric": 90.0,
+                  "train_s": 0.01} for s in range(5)]
+    rows += [{**base, "method": "exact", "R": 0, "sigma": sigma, "seed": 0, "rng": "numpy", "test_metric": value,
+              "train_s": 9.0} for sigma, value in ((0.45, 98.70), (0.89, 98.78))]
+    return pd.DataFrame(rows)
+
+
+def test_the_fig5_tables_show_the_chosen_sigma_and_claim5s_times_to_target():
+    from rbrepro.report.tables import fig5_tables
+
+    frame = _fig5_grid()
+    config = {"datasets": {"ijcnn1": {"targets": [89.0, 95.0]}}}
+    text = fig5_tables(frame, config)
+    # RB at R = 8: the sigma their draw chose, our median there and their draw; not the mean over both sigmas
+    assert "| 8 | 89.33 at sigma 0.79 (0.3 s); their draw 94.71 |" in text
+    assert "exact kernel 98.78 at sigma 0.89" in text  # the chosen width, not the first row
+    finding = C.claim5_faster_to_target(frame, config)
+    (row,) = [r for r in finding.rows if r[1] == 89.0]
+    assert f"| 89.0 | {row[2]:.2g} s," in text  # claim 5's time for RB, to the same rows
+    assert "| 95.0 | not reached | not reached |" in text and "not reached" == [r for r in finding.rows
+                                                                              if r[1] == 95.0][0][2]

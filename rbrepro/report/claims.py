@@ -17,10 +17,9 @@ import numpy as np
 import pandas as pd
 
 from rbrepro.analysis.growth import LINEAR_SLOPE
-from rbrepro.analysis.rows import test_rows
 from rbrepro.analysis.speedups import eq29_speedup, speedups
 from rbrepro.analysis.targets import rows_reaching
-from rbrepro.report.fidelity import chosen_sigma_rows, draws_of
+from rbrepro.report.fidelity import chosen_numpy_rows, numpy_test_rows
 
 HOLDS, PARTLY, FAILS, NOT_JUDGED = "holds", "holds partly", "does not hold", "not judged"
 VERDICTS = (HOLDS, PARTLY, FAILS, NOT_JUDGED)
@@ -69,18 +68,13 @@ def _overall(passed: list[bool], most: bool = False) -> str:
     return HOLDS if holds else PARTLY if any(passed) else FAILS
 
 
-def _numpy_test_rows(results: pd.DataFrame) -> pd.DataFrame:
-    ok = test_rows(results)
-    return ok[draws_of(ok) == "numpy"]
-
-
 def _is_accuracy(rows: pd.DataFrame) -> bool:
     return rows["metric"].iloc[0] == "accuracy"
 
 
 def _rb_by_sigma(results: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """RB's rows per dataset, at the dataset's most-run R (Fig. 3 runs one R)."""
-    rb = _numpy_test_rows(results)
+    rb = numpy_test_rows(results)
     rb = rb[rb["method"] == "rb"]
     out = {}
     for name, part in rb.groupby("dataset", sort=False):
@@ -137,7 +131,7 @@ def claim3_steady_convergence(results: pd.DataFrame) -> Finding:
                                "R^2", "passes"],
                   rule=f"least-squares line of log test error (100 - accuracy, or the relative error) on log D: "
                        f"slope below zero and R^2 >= {LINEAR_FIT_R2}")
-    ok_rows = _numpy_test_rows(results)
+    ok_rows = numpy_test_rows(results)
     passed = []
     for name, part in ok_rows[ok_rows["method"] == "rb"].groupby("dataset", sort=False):
         g = part.groupby("R")[["test_metric", "D"]].mean().sort_index()
@@ -155,14 +149,8 @@ def claim3_steady_convergence(results: pd.DataFrame) -> Finding:
     return out
 
 
-def _chosen(results: pd.DataFrame) -> pd.DataFrame:
-    """Test rows of numpy draws at the chosen sigma, the baselines and RB (no exact kernel)."""
-    ok = _numpy_test_rows(results)
-    return chosen_sigma_rows(ok[ok["method"] != "exact"])
-
-
 def _means(chosen: pd.DataFrame) -> pd.DataFrame:
-    """(dataset, method, R) -> test metric, train time and memory, mean over seeds (of `_chosen` rows)."""
+    """(dataset, method, R) -> test metric, train time and memory, mean over seeds (of `chosen_numpy_rows`)."""
     return chosen.groupby(["dataset", "method", "R"])[["test_metric", "train_s", "memory_model_entries"]].mean()
 
 
@@ -171,7 +159,7 @@ def claim4_ahead_at_equal_R(results: pd.DataFrame) -> Finding:
     out = Finding(NOT_JUDGED, ["dataset", "R where RB leads", "R where a baseline leads (which)", "passes"],
                   rule=f"per dataset: RB ahead of every baseline at every R <= {SMALL_R} and at more than half of "
                        f"all R; holds when every dataset passes")
-    chosen = _chosen(results)
+    chosen = chosen_numpy_rows(results)
     means, metrics = _means(chosen), chosen.groupby("dataset")["metric"].first()
     passed = []
     for name in dict.fromkeys(means.index.get_level_values(0)):
@@ -204,7 +192,7 @@ def claim5_faster_to_target(results: pd.DataFrame, config: dict | None) -> Findi
                   rule=f"times are medians over the seeds (repeated runs) at each R; a target passes when RB reaches it at least {ORDER_OF_MAGNITUDE:g}x sooner than every "
                        f"baseline, or only RB reaches it, and with no more memory-model entries per point than any "
                        f"baseline that reaches it; holds when most targets pass (the paper: \"often\")")
-    ok = _chosen(results)
+    ok = chosen_numpy_rows(results)
     datasets = ((config or {}).get("datasets") or {})
     passed = []
     for name, part in ok.groupby("dataset", sort=False):
@@ -242,7 +230,7 @@ def claim6_linear_in_R(results: pd.DataFrame) -> Finding:
     out = Finding(NOT_JUDGED, ["dataset", "method", "slope", "passes"],
                   rule=f"least-squares slope of log train time on log R, R >= {LINEAR_FROM_R}, within "
                        f"[{LINEAR_SLOPE[0]}, {LINEAR_SLOPE[1]}]")
-    means = _means(_chosen(results))
+    means = _means(chosen_numpy_rows(results))
     passed = []
     for (name, method), part in means.groupby(level=["dataset", "method"], sort=False):
         part = part.droplevel([0, 1])
