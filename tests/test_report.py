@@ -232,3 +232,13 @@ def test_the_fig5_tables_show_the_chosen_sigma_and_claim5s_times_to_target():
     assert f"| 89.0 | {row[2]:.2g} s," in text  # claim 5's time for RB, to the same rows
     assert "| 95.0 | not reached | not reached |" in text and "not reached" == [r for r in finding.rows
                                                                               if r[1] == 95.0][0][2]
+
+
+def test_claim0s_verdict_follows_the_rule_it_prints():
+    rule = C.claim0_theorem1(pd.DataFrame()).rule
+    assert "holds partly when at least one (dataset, sigma) passes" in rule
+    assert "holds when every dataset passes at every sigma" in rule
+    assert C.theorem1_verdict({"a": [True, True], "b": [True]}) == C.HOLDS
+    assert C.theorem1_verdict({"a": [True, False], "b": [False, False]}) == C.PARTLY  # 1 of 4 pairs, no dataset
+    assert C.theorem1_verdict({"a": [False], "b": [False]}) == C.FAILS
+    assert C.theorem1_verdict({}) == C.NOT_JUDGED

@@ -58,6 +58,7 @@ class Finding:
     header: list[str] = field(default_factory=list)
     rows: list[list] = field(default_factory=list)
     rule: str = ""
+    note: str = ""   # the count the verdict follows from, printed beside it
 
 
 def _overall(passed: list[bool], most: bool = False) -> str:
@@ -288,8 +289,9 @@ def claim0_theorem1(diagnostics: pd.DataFrame) -> Finding:
                                "RF/RB gap at equal R", "passes"],
                   rule=f"per (dataset, sigma): RB's gap slope against kappa R within {SLOPE_TOL} of {GAP_SLOPE:g} or "
                        f"steeper ({CONFIDENCE:.0%} bootstrap interval over seeds, at most {MAX_WIDTH} wide), the mean "
-                       f"gap under eq. 13's bound at every R, and RB's gap below RF's at equal R; a dataset holds "
-                       f"when every sigma passes")
+                       f"gap under eq. 13's bound at every R, and RB's gap below RF's at equal R; the claim holds when "
+                       f"every dataset passes at every sigma, holds partly when at least one (dataset, sigma) passes, "
+                       f"and does not hold when none does")
     if diagnostics.empty:
         return out
     rates = fit_rates(diagnostics)
@@ -304,7 +306,18 @@ def claim0_theorem1(diagnostics: pd.DataFrame) -> Finding:
         per_dataset.setdefault(v.dataset, []).append(ok)
         out.rows.append([v.dataset, v.sigma, v.kappa, slope, v.rb_gap, v.rb_bound_held, v.rf_over_rb_gap,
                          "yes" if ok else "no"])
-    out.verdict = _overall([all(v) for v in per_dataset.values()]) if per_dataset else NOT_JUDGED
-    if per_dataset and out.verdict == FAILS and any(any(v) for v in per_dataset.values()):
-        out.verdict = PARTLY  # some sigma of some dataset passes
+    out.verdict = theorem1_verdict(per_dataset)
+    passing = sum(sum(v) for v in per_dataset.values())
+    out.note = (f"{passing} of {sum(len(v) for v in per_dataset.values())} (dataset, sigma) pairs pass; "
+                f"{sum(all(v) for v in per_dataset.values())} of {len(per_dataset)} datasets pass at every sigma")
     return out
+
+
+def theorem1_verdict(per_dataset: dict[str, list[bool]]) -> str:
+    """Claim 0's verdict, as its printed rule says: holds when every dataset passes at every sigma, holds
+    partly when at least one (dataset, sigma) passes, does not hold when none does."""
+    if not per_dataset:
+        return NOT_JUDGED
+    if all(all(v) for v in per_dataset.values()):
+        return HOLDS
+    return PARTLY if any(any(v) for v in per_dataset.values()) else FAILS
