@@ -242,3 +242,24 @@ def test_claim0s_verdict_follows_the_rule_it_prints():
     assert C.theorem1_verdict({"a": [True, False], "b": [False, False]}) == C.PARTLY  # 1 of 4 pairs, no dataset
     assert C.theorem1_verdict({"a": [False], "b": [False]}) == C.FAILS
     assert C.theorem1_verdict({}) == C.NOT_JUDGED
+
+
+def test_the_cost_lines_are_summed_from_the_rows_and_say_what_reuse_counts_twice(tmp_path):
+    from rbrepro.analysis.costs import cost_rows, profile, total_line
+    from rbrepro.report.render import COST_BEGIN, COST_END, build_all
+
+    cell = {"status": "ok", "method": "rb", "dataset": "d", "featurize_s": 10.0, "solve_s": 20.0, "predict_s": 0.0}
+    frames = {"fig5": pd.DataFrame([{**cell, "wall_s": 60.0}, {**cell, "wall_s": 120.0, "status": "failed"}]),
+              "fig3": pd.DataFrame([{**cell, "wall_s": 60.0, "reused_from": "results/fig5"},
+                                    {**cell, "wall_s": 120.0, "reused_from": None}])}
+    runs, _ = profile(cost_rows(frames))
+    assert runs.loc["fig3", "wall_min"] == 3.0 and runs.loc["fig3", "reused_min"] == 1.0
+    assert total_line(runs).startswith("Summed cell wall time: 4.0 min over 3 cells, of which 1.0 min are cells "
+                                       "reused") and "3.0 min computed" in total_line(runs)
+    # the README's block and results/cost-profile.md: what the committed figure runs' rows sum to
+    _, (_, block), profile_md = build_all(ROOT)
+    total = sum(pd.read_csv(ROOT / "results" / run / "results.csv", low_memory=False).query("status == 'ok'")
+                ["wall_s"].sum() for run in ("fig3", "fig3-as-published", "fig4", "fig5", "fig5-as-published", "fig6"))
+    assert f"Summed cell wall time: {total / 60:.1f} min" in block and block.startswith(COST_BEGIN)
+    readme = (ROOT / "README.md").read_text()
+    assert block in readme and COST_END in readme and profile_md == (ROOT / "results" / "cost-profile.md").read_text()

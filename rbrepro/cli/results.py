@@ -127,7 +127,7 @@ def report(
         if stale:
             _fail(f"{', '.join(stale)} differ(s) from what the committed CSVs give; run `make report` and commit",
                   code=1)
-        typer.echo("REPRODUCTION.md and README.md's counts match the committed CSVs")
+        typer.echo("REPRODUCTION.md, results/cost-profile.md and README.md's generated blocks match the committed CSVs")
         return
     for path in _guard(lambda: write_report(root)):
         typer.echo(str(path))
