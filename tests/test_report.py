@@ -263,3 +263,22 @@ def test_the_cost_lines_are_summed_from_the_rows_and_say_what_reuse_counts_twice
     assert f"Summed cell wall time: {total / 60:.1f} min" in block and block.startswith(COST_BEGIN)
     readme = (ROOT / "README.md").read_text()
     assert block in readme and COST_END in readme and profile_md == (ROOT / "results" / "cost-profile.md").read_text()
+
+
+def test_the_seeds_come_from_the_configs_and_every_figure_run_asks_for_a_band_of_five():
+    from rbrepro.report.fidelity import MIN_BAND_SEEDS
+    from rbrepro.report.sections.configs import SEEDED_RUNS, config_seeds
+    from rbrepro.sweep.config import load_config
+
+    assert config_seeds({"seeds": [0, 1, 2, 3, 4], "datasets": {"mnist": {"seeds": [0]}, "d": {}}}) == "5; mnist 1"
+    assert config_seeds({"seeds": [0], "band": {"seeds": [0, 1, 2, 3, 4], "at": "grid"}}) == "5 (band, at every sigma)"
+    for run in SEEDED_RUNS:
+        if run == "fig4":  # Fig. 4 draws no band against published points (its claim is a fit over R)
+            continue
+        config = load_config(ROOT / "configs" / f"{run}.yaml")
+        seeds = config.band_seeds or config.seeds
+        assert len(seeds) >= MIN_BAND_SEEDS, run
+        assert all(len(spec.get("seeds") or seeds) >= MIN_BAND_SEEDS
+                   for spec in config.to_dict()["datasets"].values()), run
+    readme = (ROOT / "README.md").read_text()
+    assert "3 seeds; mnist 1" not in readme and "| `configs/fig3.yaml` | 5 |" in readme
