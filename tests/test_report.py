@@ -282,3 +282,20 @@ def test_the_seeds_come_from_the_configs_and_every_figure_run_asks_for_a_band_of
                    for spec in config.to_dict()["datasets"].values()), run
     readme = (ROOT / "README.md").read_text()
     assert "3 seeds; mnist 1" not in readme and "| `configs/fig3.yaml` | 5 |" in readme
+
+
+def test_the_provenance_names_the_runs_older_than_the_newest_and_their_quiet_share():
+    from rbrepro.report.sections.provenance import provenance_section
+
+    def run(commit: str, day: str, loads: list[float]) -> tuple[pd.DataFrame, dict]:
+        return pd.DataFrame([{"dataset": "d", "method": "rb", "R": 8, "sigma": 1.0, "seed": s, "status": "ok",
+                              "evaluate_on": "test", "git_commit": commit, "git_dirty": False,
+                              "finished_at": f"{day}T10:00:00+0000", "load_other_cores": load, "concurrent_cells": 0}
+                             for s, load in enumerate(loads)]), {"protocol": "fair"}
+
+    loaded = {"fig3": run("a" * 40, "2026-11-23", [0.0, 1.0, 1.0, 1.0]),
+              "fig5": run("b" * 40, "2026-11-25", [0.0, 0.1, 0.2, 0.3])}
+    text = provenance_section(loaded, {"fig3": [], "fig5": []})
+    assert "| results/fig3 | 4 | aaaaaaa | 2026-11-23 | 0 | 25 % |" in text
+    assert "| results/fig5 | 4 | bbbbbbb | 2026-11-25 | 0 | 75 % |" in text
+    assert "fig3 is older than the code of the newest run (bbbbbbb" in text
