@@ -257,7 +257,7 @@ def test_the_cost_lines_are_summed_from_the_rows_and_say_what_reuse_counts_twice
     assert total_line(runs).startswith("Summed cell wall time: 4.0 min over 3 cells, of which 1.0 min are cells "
                                        "reused") and "3.0 min computed" in total_line(runs)
     # the README's block and results/cost-profile.md: what the committed figure runs' rows sum to
-    _, (_, block), profile_md = build_all(ROOT)
+    _, (_, block, _), profile_md = build_all(ROOT)
     total = sum(pd.read_csv(ROOT / "results" / run / "results.csv", low_memory=False).query("status == 'ok'")
                 ["wall_s"].sum() for run in ("fig3", "fig3-as-published", "fig4", "fig5", "fig5-as-published", "fig6"))
     assert f"Summed cell wall time: {total / 60:.1f} min" in block and block.startswith(COST_BEGIN)
