@@ -299,3 +299,9 @@ def test_the_provenance_names_the_runs_older_than_the_newest_and_their_quiet_sha
     assert "| results/fig3 | 4 | aaaaaaa | 2026-11-23 | 0 | 25 % |" in text
     assert "| results/fig5 | 4 | bbbbbbb | 2026-11-25 | 0 | 75 % |" in text
     assert "fig3 is older than the code of the newest run (bbbbbbb" in text
+
+
+def test_a_timing_claim_says_how_many_of_its_rows_were_timed_quiet():
+    rows = pd.DataFrame({"load_other_cores": [0.0, 0.2, 0.9, 0.0], "concurrent_cells": [0, 0, 0, 1]})
+    assert C.quiet_note(rows).startswith("2 of 4 timed rows it reads taken quiet")
+    assert C.quiet_note(rows.iloc[:0]) == ""

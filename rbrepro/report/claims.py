@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from rbrepro.analysis.growth import LINEAR_SLOPE
+from rbrepro.analysis.rows import LOAD_FLAG_CORES, disturbed_timings
 from rbrepro.analysis.speedups import eq29_speedup, speedups
 from rbrepro.analysis.targets import rows_reaching
 from rbrepro.report.fidelity import chosen_numpy_rows, numpy_test_rows
@@ -67,6 +68,15 @@ def _overall(passed: list[bool], most: bool = False) -> str:
         return NOT_JUDGED
     holds = sum(passed) > len(passed) / 2 if most else all(passed)
     return HOLDS if holds else PARTLY if any(passed) else FAILS
+
+
+def quiet_note(rows: pd.DataFrame) -> str:
+    """How many of the timed rows a timing claim reads were taken quiet (`disturbed_timings`)."""
+    if rows.empty:
+        return ""
+    quiet = int((~disturbed_timings(rows)).sum())
+    return (f"{quiet} of {len(rows)} timed rows it reads taken quiet: other processes' load at most "
+            f"{LOAD_FLAG_CORES} cores, no cell beside")
 
 
 def _is_accuracy(rows: pd.DataFrame) -> bool:
@@ -223,6 +233,7 @@ def claim5_faster_to_target(results: pd.DataFrame, config: dict | None) -> Findi
             out.rows.append([name, target, cost["rb"][0], cost["rb"][2], f"{fastest} ({others[fastest][0]:.3g})", ratio,
                              cost["rb"][1], least_memory, "yes" if passed[-1] else "no"])
     out.verdict = _overall(passed, most=True)
+    out.note = quiet_note(ok)
     return out
 
 
@@ -243,6 +254,7 @@ def claim6_linear_in_R(results: pd.DataFrame) -> Finding:
         passed.append(ok)
         out.rows.append([name, method, slope, "yes" if ok else "no"])
     out.verdict = _overall(passed)
+    out.note = quiet_note(chosen_numpy_rows(results))
     return out
 
 
