@@ -109,6 +109,7 @@ class Counts:
     draws_matching: int
     same_rows_total: int = 0      # authors' draws on training rows that are theirs (TrainingRows.same)
     same_rows_matching: int = 0
+    widths: tuple = ()            # band widths in tolerances: (points, median, 90th percentile, max)
 
     @classmethod
     def of(cls, points: list[Point]) -> "Counts":
@@ -127,7 +128,8 @@ class Counts:
                    missing_there=sum(p.dataset not in ran for p in absent),
                    draws_total=len(draws), draws_matching=sum(bool(p.draw_matches) for p in draws),
                    same_rows_total=sum(bool(p.same_rows) for p in draws),
-                   same_rows_matching=sum(bool(p.same_rows and p.draw_matches) for p in draws))
+                   same_rows_matching=sum(bool(p.same_rows and p.draw_matches) for p in draws),
+                   widths=tuple(band_widths(compared).values()))
 
     def line(self) -> str:
         """One line: the two counts first, the one-sided count after, under its name."""
@@ -138,6 +140,10 @@ class Counts:
                 f"({share(self.matching)}) (bands over {self.min_seeds} seed(s)"
                 f"{'' if self.min_seeds >= MIN_BAND_SEEDS else f', fewer than {MIN_BAND_SEEDS}'}); "
                 f"one-sided 'no worse': {self.no_worse}")
+        if self.widths:
+            text += (f"; band widths over {self.widths[0]} points, in tolerances of {ACCURACY_POINTS} points / "
+                     f"{RELATIVE_ERROR_SHARE:.0%}: median {self.widths[1]:.2f}, "
+                     f"90th percentile {self.widths[2]:.2f}, max {self.widths[3]:.2f}")
         if self.missing_here:
             text += f"; {self.missing_here} more published point(s) of these datasets have no result here"
         if self.missing_there:
@@ -193,6 +199,5 @@ def comparison_lines(points: list[Point], mode: str = "points") -> list[str]:
                          f"(R={_worst(group).R})")
             if c.missing_here:
                 lines[-1] += f"; {c.missing_here} published without a result here"
-    compared = [p for p in points if p.values]
-    lines += [Counts.of(points).line(), widths_text(compared)]
+    lines.append(Counts.of(points).line())
     return lines

@@ -73,7 +73,8 @@ def fidelity_section(loaded_runs: dict, drifts: dict[str, list[str]]) -> tuple[s
             text += [f"This run was made under an older config: today's `configs/{run}.yaml` differs in "
                      f"{', '.join(drift)}, so these counts are not yet those of the protocol as it now stands.", ""]
         text += ["\n".join(line for line in comparison_lines(points, "markdown") if line.startswith("|")),
-                 "", f"Our {widths_text([p for p in points if p.values])}."]
+                 "", f"Our {widths_text([p for p in points if p.values])} (a band that wide holds the published "
+                 "value more easily: hence the second count)."]
         absent = sorted({p.dataset for p in points if not p.values})
         if absent:
             text += ["", "Published points without a result here, by dataset: "
