@@ -193,3 +193,19 @@ def test_the_points_without_a_result_are_counted_once_by_whether_their_dataset_r
     lines = comparison_lines(points, "summary")
     assert lines[-1] == counts.line() and "band widths over 1 points, in tolerances of 0.5 points / 3%: median 0.00" in lines[-1]
     assert f"{counts.missing_here} more published point(s) of these datasets have no result here" in counts.line()
+
+
+def test_compare_and_the_readme_count_the_same_points_in_the_same_words():
+    """One voice: `rbrepro compare RESULTS` counts a committed run as README's counts block does."""
+    from rbrepro.analysis.results import load_results
+    from rbrepro.report.counts import run_points
+    from rbrepro.report.runs import FIDELITY_RUNS
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()
+    for run in FIDELITY_RUNS:
+        if not (root / "results" / run / "results.csv").exists():
+            continue
+        frame, config = load_results(root / "results" / run)
+        line = Counts.of(run_points(frame, config)).line()
+        assert f"- `results/{run}`: {line}" in readme, run
