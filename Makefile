@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 MIRROR ?= $(abspath ../shared/data/libsvm)
 DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 
-.PHONY: bench-distributed bench-roofline theory scaling paper-scale shape-binning report install demo test soak battery bench-authors bench-authors-solver bench-susy bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
+.PHONY: publish bench-distributed bench-roofline theory scaling paper-scale shape-binning report install demo test soak battery bench-authors bench-authors-solver bench-susy bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
 
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
@@ -22,6 +22,8 @@ help:
 	@echo "make paper-scale  Fig. 5's methods on the covtype shape, RB at R = 1024 on the SUSY shape (long)"
 	@echo "make shape-binning how the synthetic shapes bin on the authors' grids, beside their real rows (~5 min)"
 	@echo "make theory       Theorem 1 measured on cadata, ijcnn1, letter, mnist (rbrepro diagnose; ~12 min)"
+	@echo "make publish COMMIT=<sha>  every published run made from that one commit in a clean worktree beside"
+	@echo "                  this checkout (resumable), its rows checked, copied into results/, figures and report redrawn"
 	@echo "make report       regenerate REPRODUCTION.md (and README.md's counts) from the committed result CSVs"
 	@echo "make figures-mini the same with the small mini configs (a few minutes; part of CI)"
 	@echo "make soak         long fault-injection and property-test runs (not in CI)"
@@ -107,6 +109,14 @@ paper-scale: $(STAMP)
 # which `make report` tables beside the paper's-scale runs.
 shape-binning: $(STAMP)
 	$(BIN)/python -m bench.shape_binning --out results/shape-binning
+
+# Every published run from one commit (issue 36): a clean worktree of COMMIT beside this checkout runs
+# each run's sweep with that commit's code (resuming from its cells; a run checked once is not rerun),
+# every row must name COMMIT and a clean tree, then the results are copied into results/, the figures
+# redrawn and the report regenerated. RUNS="fig5 fig3" limits it. Commit what it copies.
+publish: $(STAMP)
+	@test -n "$(COMMIT)" || { echo "make publish COMMIT=<sha>: name the commit to publish from"; exit 2; }
+	$(DATA_ENV) $(BIN)/python -m rbrepro.published.publish $(COMMIT) --python $(abspath $(BIN)/python) $(if $(RUNS),--runs $(RUNS))
 
 # REPRODUCTION.md and README.md's counts, computed from the committed results/*/results.csv
 # (seconds; no data needed). CI runs `rbrepro report --check`, which fails on a stale number.

@@ -128,3 +128,27 @@ def test_speedup_is_the_median_over_seeds_each_against_its_own_draw():
 def test_default_targets_ladder():
     assert ladder(np.array([(90.0, 97.0), (92.0, 96.0)]), True) == pytest.approx([92.0, 94.0, 96.0])
     assert ladder(np.array([(0.3, 0.2), (0.35, 0.22)]), False) == pytest.approx([0.3, 0.26, 0.22])
+
+
+def test_a_refused_exact_kernel_is_named_by_the_fit_on_every_training_row():
+    import re
+    from pathlib import Path
+
+    from rbrepro.data.registry import REGISTRY
+    from rbrepro.memory import GB
+    from rbrepro.models.kernel_ridge import _ExactKernelRidge
+
+    spec = REGISTRY["mnist"]
+    full = _ExactKernelRidge.memory_needed(spec.n_train, spec.n_features) / GB
+    split = _ExactKernelRidge.memory_needed(int(0.8 * spec.n_train), spec.n_features) / GB
+    rows = pd.DataFrame([{"dataset": "mnist", "method": "exact", "status": "skipped", "evaluate_on": on,
+                          "error": f"the exact kernel on N = {n} rows needs about {gb:.1f} GB, more than the limit"}
+                         for on, n, gb in (("validation", int(0.8 * spec.n_train), split),
+                                           ("test", spec.n_train, full))])
+    value, label = exact_reference(rows, "mnist")
+    assert value is None and label == f"exact kernel: needs {full:.1f} GB, not run ({spec.n_train:,} training rows)"
+    # README's sentence gives the same model's numbers
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    for name, gb in re.findall(r"(cadata|ijcnn1|mnist) \(([0-9.]+) GB\)", readme):
+        s = REGISTRY[name]
+        assert float(gb) == round(_ExactKernelRidge.memory_needed(s.n_train, s.n_features) / GB, 1), name

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 from rbrepro.published import build_table, published_table
+from rbrepro.report.counts import Counts, comparison_lines, mismatch_reason
 from rbrepro.report.fidelity import (
     BETTER,
     REPRODUCED,
     WORSE,
-    Counts,
     compare_points,
     draw_matches,
     no_worse,
@@ -74,7 +74,7 @@ def test_a_band_over_seeds_reproduces_what_one_draw_misses():
     assert lucky.verdict == WORSE and lucky.draw_matches and lucky.explanation.startswith("the published value is")
     counts = Counts.of([point, one_seed])
     assert (counts.reproduced, counts.better, counts.worse, counts.no_worse) == (1, 0, 1, 1)
-    assert counts.line().startswith("1 of 2 published points reproduced (50 %), 0 better, 1 worse")
+    assert counts.line().startswith("1 of 2 published points consistent with our seed band (50 %: 0 better, 1 worse)")
 
 
 def _authors_fig3_rows(dataset: str, shift_D: int = 0, draw_offset: float = 0.0) -> pd.DataFrame:
@@ -148,10 +148,64 @@ def test_the_compare_command_prints_every_point_and_the_count(tmp_path):
     run = run_cli("compare", out)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    assert any("rb" in ln and "R=16" in ln and ln.endswith("worse") and "95.0055" in ln for ln in lines)
-    assert lines[-2].startswith("2 of 3 published points reproduced (67 %), 0 better, 1 worse")
+    assert any("rb" in ln and "R=16" in ln and ln.endswith("worse, does not match") and "95.0055" in ln
+               for ln in lines)
+    assert lines[-2].startswith("2 of 3 published points consistent with our seed band (67 %: 0 better, 1 worse)")
     assert "one-sided 'no worse': 2" in lines[-2]
     frame["figure"] = "fig4"
     frame.to_csv(out / "results.csv", index=False)
     run = run_cli("compare", out)
     assert run.returncode == 2 and "Fig. 3 and Fig. 5 sweeps only" in run.stderr
+
+
+def _seeded(values: list[float], R: int = 8, sigma: float = 0.79, method: str = "rb") -> list[dict]:
+    return [{"dataset": "ijcnn1", "method": method, "R": R, "sigma": sigma, "seed": s, "status": "ok",
+             "evaluate_on": "test", "metric": "accuracy", "test_metric": v, "selected": True}
+            for s, v in enumerate(values)]
+
+
+def test_a_point_is_counted_twice_consistent_with_the_band_and_matching_the_same_experiment():
+    # ijcnn1 RB at R = 8 published 94.6075: a wide band holds it, but our median (92.0) is 2.6 points off
+    wide = _seeded([90.0, 91.0, 92.0, 93.0, 94.5])
+    (point,) = [p for p in compare_points(pd.DataFrame(wide), "fig5") if p.values]
+    assert point.consistent and not point.matches and point.median == 92.0
+    assert mismatch_reason(point).startswith("wide band at small R")
+    close = _seeded([94.2, 94.4, 94.5, 94.6, 94.9])
+    (point,) = [p for p in compare_points(pd.DataFrame(close), "fig5") if p.values]
+    assert point.consistent and point.matches
+    # with the authors' draw replayed, the replay decides the match, not our median
+    replay = close + [{**close[0], "rng": "authors", "test_metric": 93.0}]
+    (point,) = [p for p in compare_points(pd.DataFrame(replay), "fig5") if p.values]
+    assert point.consistent and not point.matches
+    assert mismatch_reason(point).startswith("the replay of the authors' draw misses")
+    counts = Counts.of([p for p in compare_points(pd.DataFrame(wide), "fig5")])
+    assert (counts.total, counts.reproduced, counts.matching) == (1, 1, 0)
+    assert "1 of 1 published points consistent with our seed band" in counts.line()
+    assert "0 of 1 match the same experiment" in counts.line()
+
+
+def test_the_points_without_a_result_are_counted_once_by_whether_their_dataset_ran():
+    frame = pd.DataFrame(_seeded([94.5] * 5))
+    points = compare_points(frame, "fig5", datasets=["ijcnn1", "covtype"])
+    counts = Counts.of(points)
+    assert counts.missing_here == 4 * 8 + 1 - 1 and counts.missing_datasets == ("covtype",)
+    assert counts.missing_there == len([p for p in points if p.dataset == "covtype"])
+    lines = comparison_lines(points, "summary")
+    assert lines[-1] == counts.line() and "band widths over 1 points, in tolerances of 0.5 points / 3%: median 0.00" in lines[-1]
+    assert f"{counts.missing_here} more published point(s) of these datasets have no result here" in counts.line()
+
+
+def test_compare_and_the_readme_count_the_same_points_in_the_same_words():
+    """One voice: `rbrepro compare RESULTS` counts a committed run as README's counts block does."""
+    from rbrepro.analysis.results import load_results
+    from rbrepro.report.counts import run_points
+    from rbrepro.report.runs import FIDELITY_RUNS
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()
+    for run in FIDELITY_RUNS:
+        if not (root / "results" / run / "results.csv").exists():
+            continue
+        frame, config = load_results(root / "results" / run)
+        line = Counts.of(run_points(frame, config)).line()
+        assert f"- `results/{run}`: {line}" in readme, run

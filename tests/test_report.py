@@ -37,7 +37,7 @@ def test_a_changed_number_makes_the_report_stale_and_the_command_says_so(tmp_pat
     assert {p.name for p in written} == {"REPRODUCTION.md", "README.md"}
     readme = (root / "README.md").read_text()
     assert readme.startswith("intro\n\n" + REPORT_BEGIN) and readme.endswith(REPORT_END + "\n\nrest\n")
-    assert "published points reproduced" in readme and "STALE-BLOCK" not in readme
+    assert "published points consistent with our seed band" in readme and "STALE-BLOCK" not in readme
     assert check_report(root) == []
     csv = root / "results" / "fig5" / "results.csv"
     frame = pd.read_csv(csv, low_memory=False)
@@ -197,3 +197,111 @@ def test_binning_rows_and_runs_made_on_other_generator_settings_are_named_stale(
     old = pd.DataFrame([{"dataset": "cod_rna_shape", "data_fingerprint": "0123456789abcdef"},
                         {"dataset": "ijcnn1", "data_fingerprint": "0123456789abcdef"}])  # real data: not judged here
     assert stale_generated_data(old) == ["cod_rna_shape"]
+
+
+def _fig5_grid() -> pd.DataFrame:
+    """ijcnn1 as published, nothing chosen by the sweep: RB at two sigmas (five seeds and the authors'
+    draw each; their draw is best at 0.79), RF at one, the exact kernel at two widths (the first worse)."""
+    rows = []
+    base = {"dataset": "ijcnn1", "status": "ok", "evaluate_on": "test", "metric": "accuracy", "selected": False,
+            "memory_model_entries": 8.0}
+    for R in (8, 16):
+        for sigma, seeds, draw in ((0.79, [89.0, 89.2, 89.33, 89.5, 89.6], 94.71), (2.0, [93.0] * 5, 90.0)):
+            rows += [{**base, "method": "rb", "R": R, "sigma": sigma, "seed": s, "rng": "numpy",
+                      "test_metric": v + (R == 16), "train_s": 0.1 * (s + 1)} for s, v in enumerate(seeds)]
+            rows.append({**base, "method": "rb", "R": R, "sigma": sigma, "seed": 0, "rng": "authors",
+                         "test_metric": draw, "train_s": 0.5})
+        rows += [{**base, "method": "rf", "R": R, "sigma": 0.45, "seed": s, "rng": "numpy", "test_metric": 90.0,
+                  "train_s": 0.01} for s in range(5)]
+    rows += [{**base, "method": "exact", "R": 0, "sigma": sigma, "seed": 0, "rng": "numpy", "test_metric": value,
+              "train_s": 9.0} for sigma, value in ((0.45, 98.70), (0.89, 98.78))]
+    return pd.DataFrame(rows)
+
+
+def test_the_fig5_tables_show_the_chosen_sigma_and_claim5s_times_to_target():
+    from rbrepro.report.tables import fig5_tables
+
+    frame = _fig5_grid()
+    config = {"datasets": {"ijcnn1": {"targets": [89.0, 95.0]}}}
+    text = fig5_tables(frame, config)
+    # RB at R = 8: the sigma their draw chose, our median there and their draw; not the mean over both sigmas
+    assert "| 8 | 89.33 at sigma 0.79 (0.3 s); their draw 94.71 |" in text
+    assert "exact kernel 98.78 at sigma 0.89" in text  # the chosen width, not the first row
+    finding = C.claim5_faster_to_target(frame, config)
+    (row,) = [r for r in finding.rows if r[1] == 89.0]
+    assert f"| 89.0 | {row[2]:.2g} s," in text  # claim 5's time for RB, to the same rows
+    assert "| 95.0 | not reached | not reached |" in text and "not reached" == [r for r in finding.rows
+                                                                              if r[1] == 95.0][0][2]
+
+
+def test_claim0s_verdict_follows_the_rule_it_prints():
+    rule = C.claim0_theorem1(pd.DataFrame()).rule
+    assert "holds partly when at least one (dataset, sigma) passes" in rule
+    assert "holds when every dataset passes at every sigma" in rule
+    assert C.theorem1_verdict({"a": [True, True], "b": [True]}) == C.HOLDS
+    assert C.theorem1_verdict({"a": [True, False], "b": [False, False]}) == C.PARTLY  # 1 of 4 pairs, no dataset
+    assert C.theorem1_verdict({"a": [False], "b": [False]}) == C.FAILS
+    assert C.theorem1_verdict({}) == C.NOT_JUDGED
+
+
+def test_the_cost_lines_are_summed_from_the_rows_and_say_what_reuse_counts_twice(tmp_path):
+    from rbrepro.analysis.costs import cost_rows, profile, total_line
+    from rbrepro.report.render import COST_BEGIN, COST_END, build_all
+
+    cell = {"status": "ok", "method": "rb", "dataset": "d", "featurize_s": 10.0, "solve_s": 20.0, "predict_s": 0.0}
+    frames = {"fig5": pd.DataFrame([{**cell, "wall_s": 60.0}, {**cell, "wall_s": 120.0, "status": "failed"}]),
+              "fig3": pd.DataFrame([{**cell, "wall_s": 60.0, "reused_from": "results/fig5"},
+                                    {**cell, "wall_s": 120.0, "reused_from": None}])}
+    runs, _ = profile(cost_rows(frames))
+    assert runs.loc["fig3", "wall_min"] == 3.0 and runs.loc["fig3", "reused_min"] == 1.0
+    assert total_line(runs).startswith("Summed cell wall time: 4.0 min over 3 cells, of which 1.0 min are cells "
+                                       "reused") and "3.0 min computed" in total_line(runs)
+    # the README's block and results/cost-profile.md: what the committed figure runs' rows sum to
+    _, (_, block, _), profile_md = build_all(ROOT)
+    total = sum(pd.read_csv(ROOT / "results" / run / "results.csv", low_memory=False).query("status == 'ok'")
+                ["wall_s"].sum() for run in ("fig3", "fig3-as-published", "fig4", "fig5", "fig5-as-published", "fig6"))
+    assert f"Summed cell wall time: {total / 60:.1f} min" in block and block.startswith(COST_BEGIN)
+    readme = (ROOT / "README.md").read_text()
+    assert block in readme and COST_END in readme and profile_md == (ROOT / "results" / "cost-profile.md").read_text()
+
+
+def test_the_seeds_come_from_the_configs_and_every_figure_run_asks_for_a_band_of_five():
+    from rbrepro.report.fidelity import MIN_BAND_SEEDS
+    from rbrepro.report.sections.configs import SEEDED_RUNS, config_seeds
+    from rbrepro.sweep.config import load_config
+
+    assert config_seeds({"seeds": [0, 1, 2, 3, 4], "datasets": {"mnist": {"seeds": [0]}, "d": {}}}) == "5; mnist 1"
+    assert config_seeds({"seeds": [0], "band": {"seeds": [0, 1, 2, 3, 4], "at": "grid"}}) == "5 (band, at every sigma)"
+    for run in SEEDED_RUNS:
+        if run == "fig4":  # Fig. 4 draws no band against published points (its claim is a fit over R)
+            continue
+        config = load_config(ROOT / "configs" / f"{run}.yaml")
+        seeds = config.band_seeds or config.seeds
+        assert len(seeds) >= MIN_BAND_SEEDS, run
+        assert all(len(spec.get("seeds") or seeds) >= MIN_BAND_SEEDS
+                   for spec in config.to_dict()["datasets"].values()), run
+    readme = (ROOT / "README.md").read_text()
+    assert "3 seeds; mnist 1" not in readme and "| `configs/fig3.yaml` | 5 |" in readme
+
+
+def test_the_provenance_names_the_runs_older_than_the_newest_and_their_quiet_share():
+    from rbrepro.report.sections.provenance import provenance_section
+
+    def run(commit: str, day: str, loads: list[float]) -> tuple[pd.DataFrame, dict]:
+        return pd.DataFrame([{"dataset": "d", "method": "rb", "R": 8, "sigma": 1.0, "seed": s, "status": "ok",
+                              "evaluate_on": "test", "git_commit": commit, "git_dirty": False,
+                              "finished_at": f"{day}T10:00:00+0000", "load_other_cores": load, "concurrent_cells": 0}
+                             for s, load in enumerate(loads)]), {"protocol": "fair"}
+
+    loaded = {"fig3": run("a" * 40, "2026-11-23", [0.0, 1.0, 1.0, 1.0]),
+              "fig5": run("b" * 40, "2026-11-25", [0.0, 0.1, 0.2, 0.3])}
+    text = provenance_section(loaded, {"fig3": [], "fig5": []})
+    assert "| results/fig3 | 4 | aaaaaaa | 2026-11-23 | 0 | 25 % |" in text
+    assert "| results/fig5 | 4 | bbbbbbb | 2026-11-25 | 0 | 75 % |" in text
+    assert "fig3 is older than the code of the newest run (bbbbbbb" in text
+
+
+def test_a_timing_claim_says_how_many_of_its_rows_were_timed_quiet():
+    rows = pd.DataFrame({"load_other_cores": [0.0, 0.2, 0.9, 0.0], "concurrent_cells": [0, 0, 0, 1]})
+    assert C.quiet_note(rows).startswith("2 of 4 timed rows it reads taken quiet")
+    assert C.quiet_note(rows.iloc[:0]) == ""

@@ -46,7 +46,8 @@ def spread(rows: pd.DataFrame, x: str, column: str) -> pd.DataFrame:
 
 def exact_reference(frame: pd.DataFrame, dataset: str) -> tuple[float | None, str]:
     """The exact kernel's test performance on `dataset` at its chosen sigma (the best test value
-    when the sweep chose nothing), or a note why there is none."""
+    when the sweep chose nothing), or a note why there is none: where the memory guard refused it,
+    the estimate for the fit on every training row (the test rows' cell), not a validation split's."""
     ok = test_rows(frame)
     rows = ok[(ok["dataset"] == dataset) & (ok["method"] == "exact")] if len(ok) else ok
     if len(rows):
@@ -59,10 +60,14 @@ def exact_reference(frame: pd.DataFrame, dataset: str) -> tuple[float | None, st
         return float(value), f"exact kernel{kernel} (best test)"
     refused = frame[(frame["dataset"] == dataset) & (frame["method"] == "exact")] if "method" in frame else frame
     if len(refused) and "error" in refused:
+        if "evaluate_on" in refused:  # the test rows' refusal first: the fit on every training row
+            refused = refused.iloc[refused["evaluate_on"].fillna("test").ne("test").to_numpy().argsort(kind="stable")]
         for text in refused["error"].dropna().astype(str):
-            match = re.search(r"needs about ([0-9.]+ GB)", text)
+            match = re.search(r"on N = ([0-9]+) rows needs about ([0-9.]+ GB)", text) or \
+                re.search(r"()needs about ([0-9.]+ GB)", text)
             if match:
-                return None, f"exact kernel: needs {match.group(1)}, not run"
+                rows = f" ({int(match.group(1)):,} training rows)" if match.group(1) else ""
+                return None, f"exact kernel: needs {match.group(2)}, not run{rows}"
     return None, "exact kernel: not in these results"
 
 

@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 
 from rbrepro.analysis.growth import LINEAR_SLOPE
-from rbrepro.analysis.rows import test_rows
+from rbrepro.analysis.rows import LOAD_FLAG_CORES, disturbed_timings
 from rbrepro.analysis.speedups import eq29_speedup, speedups
 from rbrepro.analysis.targets import rows_reaching
-from rbrepro.report.fidelity import chosen_sigma_rows, draws_of
+from rbrepro.report.fidelity import chosen_numpy_rows, numpy_test_rows
 
 HOLDS, PARTLY, FAILS, NOT_JUDGED = "holds", "holds partly", "does not hold", "not judged"
 VERDICTS = (HOLDS, PARTLY, FAILS, NOT_JUDGED)
@@ -59,6 +59,7 @@ class Finding:
     header: list[str] = field(default_factory=list)
     rows: list[list] = field(default_factory=list)
     rule: str = ""
+    note: str = ""   # the count the verdict follows from, printed beside it
 
 
 def _overall(passed: list[bool], most: bool = False) -> str:
@@ -69,9 +70,13 @@ def _overall(passed: list[bool], most: bool = False) -> str:
     return HOLDS if holds else PARTLY if any(passed) else FAILS
 
 
-def _numpy_test_rows(results: pd.DataFrame) -> pd.DataFrame:
-    ok = test_rows(results)
-    return ok[draws_of(ok) == "numpy"]
+def quiet_note(rows: pd.DataFrame) -> str:
+    """How many of the timed rows a timing claim reads were taken quiet (`disturbed_timings`)."""
+    if rows.empty:
+        return ""
+    quiet = int((~disturbed_timings(rows)).sum())
+    return (f"{quiet} of {len(rows)} timed rows it reads taken quiet: other processes' load at most "
+            f"{LOAD_FLAG_CORES} cores, no cell beside")
 
 
 def _is_accuracy(rows: pd.DataFrame) -> bool:
@@ -80,7 +85,7 @@ def _is_accuracy(rows: pd.DataFrame) -> bool:
 
 def _rb_by_sigma(results: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """RB's rows per dataset, at the dataset's most-run R (Fig. 3 runs one R)."""
-    rb = _numpy_test_rows(results)
+    rb = numpy_test_rows(results)
     rb = rb[rb["method"] == "rb"]
     out = {}
     for name, part in rb.groupby("dataset", sort=False):
@@ -137,7 +142,7 @@ def claim3_steady_convergence(results: pd.DataFrame) -> Finding:
                                "R^2", "passes"],
                   rule=f"least-squares line of log test error (100 - accuracy, or the relative error) on log D: "
                        f"slope below zero and R^2 >= {LINEAR_FIT_R2}")
-    ok_rows = _numpy_test_rows(results)
+    ok_rows = numpy_test_rows(results)
     passed = []
     for name, part in ok_rows[ok_rows["method"] == "rb"].groupby("dataset", sort=False):
         g = part.groupby("R")[["test_metric", "D"]].mean().sort_index()
@@ -155,14 +160,8 @@ def claim3_steady_convergence(results: pd.DataFrame) -> Finding:
     return out
 
 
-def _chosen(results: pd.DataFrame) -> pd.DataFrame:
-    """Test rows of numpy draws at the chosen sigma, the baselines and RB (no exact kernel)."""
-    ok = _numpy_test_rows(results)
-    return chosen_sigma_rows(ok[ok["method"] != "exact"])
-
-
 def _means(chosen: pd.DataFrame) -> pd.DataFrame:
-    """(dataset, method, R) -> test metric, train time and memory, mean over seeds (of `_chosen` rows)."""
+    """(dataset, method, R) -> test metric, train time and memory, mean over seeds (of `chosen_numpy_rows`)."""
     return chosen.groupby(["dataset", "method", "R"])[["test_metric", "train_s", "memory_model_entries"]].mean()
 
 
@@ -171,7 +170,7 @@ def claim4_ahead_at_equal_R(results: pd.DataFrame) -> Finding:
     out = Finding(NOT_JUDGED, ["dataset", "R where RB leads", "R where a baseline leads (which)", "passes"],
                   rule=f"per dataset: RB ahead of every baseline at every R <= {SMALL_R} and at more than half of "
                        f"all R; holds when every dataset passes")
-    chosen = _chosen(results)
+    chosen = chosen_numpy_rows(results)
     means, metrics = _means(chosen), chosen.groupby("dataset")["metric"].first()
     passed = []
     for name in dict.fromkeys(means.index.get_level_values(0)):
@@ -204,7 +203,7 @@ def claim5_faster_to_target(results: pd.DataFrame, config: dict | None) -> Findi
                   rule=f"times are medians over the seeds (repeated runs) at each R; a target passes when RB reaches it at least {ORDER_OF_MAGNITUDE:g}x sooner than every "
                        f"baseline, or only RB reaches it, and with no more memory-model entries per point than any "
                        f"baseline that reaches it; holds when most targets pass (the paper: \"often\")")
-    ok = _chosen(results)
+    ok = chosen_numpy_rows(results)
     datasets = ((config or {}).get("datasets") or {})
     passed = []
     for name, part in ok.groupby("dataset", sort=False):
@@ -234,6 +233,7 @@ def claim5_faster_to_target(results: pd.DataFrame, config: dict | None) -> Findi
             out.rows.append([name, target, cost["rb"][0], cost["rb"][2], f"{fastest} ({others[fastest][0]:.3g})", ratio,
                              cost["rb"][1], least_memory, "yes" if passed[-1] else "no"])
     out.verdict = _overall(passed, most=True)
+    out.note = quiet_note(ok)
     return out
 
 
@@ -242,7 +242,7 @@ def claim6_linear_in_R(results: pd.DataFrame) -> Finding:
     out = Finding(NOT_JUDGED, ["dataset", "method", "slope", "passes"],
                   rule=f"least-squares slope of log train time on log R, R >= {LINEAR_FROM_R}, within "
                        f"[{LINEAR_SLOPE[0]}, {LINEAR_SLOPE[1]}]")
-    means = _means(_chosen(results))
+    means = _means(chosen_numpy_rows(results))
     passed = []
     for (name, method), part in means.groupby(level=["dataset", "method"], sort=False):
         part = part.droplevel([0, 1])
@@ -254,6 +254,7 @@ def claim6_linear_in_R(results: pd.DataFrame) -> Finding:
         passed.append(ok)
         out.rows.append([name, method, slope, "yes" if ok else "no"])
     out.verdict = _overall(passed)
+    out.note = quiet_note(chosen_numpy_rows(results))
     return out
 
 
@@ -300,8 +301,9 @@ def claim0_theorem1(diagnostics: pd.DataFrame) -> Finding:
                                "RF/RB gap at equal R", "passes"],
                   rule=f"per (dataset, sigma): RB's gap slope against kappa R within {SLOPE_TOL} of {GAP_SLOPE:g} or "
                        f"steeper ({CONFIDENCE:.0%} bootstrap interval over seeds, at most {MAX_WIDTH} wide), the mean "
-                       f"gap under eq. 13's bound at every R, and RB's gap below RF's at equal R; a dataset holds "
-                       f"when every sigma passes")
+                       f"gap under eq. 13's bound at every R, and RB's gap below RF's at equal R; the claim holds when "
+                       f"every dataset passes at every sigma, holds partly when at least one (dataset, sigma) passes, "
+                       f"and does not hold when none does")
     if diagnostics.empty:
         return out
     rates = fit_rates(diagnostics)
@@ -316,7 +318,18 @@ def claim0_theorem1(diagnostics: pd.DataFrame) -> Finding:
         per_dataset.setdefault(v.dataset, []).append(ok)
         out.rows.append([v.dataset, v.sigma, v.kappa, slope, v.rb_gap, v.rb_bound_held, v.rf_over_rb_gap,
                          "yes" if ok else "no"])
-    out.verdict = _overall([all(v) for v in per_dataset.values()]) if per_dataset else NOT_JUDGED
-    if per_dataset and out.verdict == FAILS and any(any(v) for v in per_dataset.values()):
-        out.verdict = PARTLY  # some sigma of some dataset passes
+    out.verdict = theorem1_verdict(per_dataset)
+    passing = sum(sum(v) for v in per_dataset.values())
+    out.note = (f"{passing} of {sum(len(v) for v in per_dataset.values())} (dataset, sigma) pairs pass; "
+                f"{sum(all(v) for v in per_dataset.values())} of {len(per_dataset)} datasets pass at every sigma")
     return out
+
+
+def theorem1_verdict(per_dataset: dict[str, list[bool]]) -> str:
+    """Claim 0's verdict, as its printed rule says: holds when every dataset passes at every sigma, holds
+    partly when at least one (dataset, sigma) passes, does not hold when none does."""
+    if not per_dataset:
+        return NOT_JUDGED
+    if all(all(v) for v in per_dataset.values()):
+        return HOLDS
+    return PARTLY if any(any(v) for v in per_dataset.values()) else FAILS

@@ -45,7 +45,8 @@ def claims_section(loaded_runs: dict) -> tuple[str, list[list]]:
                 continue
             finding = rule(*loaded)
             verdicts.append(f"{protocol_of(run)}: **{finding.verdict}**")
-            body += [f"From `results/{run}` ({protocol_of(run)}): **{finding.verdict}**.", "",
+            note = f" ({finding.note})" if finding.note else ""
+            body += [f"From `results/{run}` ({protocol_of(run)}): **{finding.verdict}**{note}.", "",
                      table(finding.header, finding.rows) if finding.rows else "(nothing to judge)", ""]
             rule_text = finding.rule
         summary.append([number, text, "; ".join(verdicts)])

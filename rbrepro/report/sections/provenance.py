@@ -4,34 +4,80 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rbrepro.analysis.rows import LOAD_FLAG_CORES, disturbed_timings
 from rbrepro.report.fidelity import draws_of, true_values
 from rbrepro.report.markdown import table
 from rbrepro.report.runs import SHAPE_BINS, drift_note, stale_generated_data, stale_shape_bins
+from rbrepro.report.sections.configs import row_seeds
+
+
+def _when(frame: pd.DataFrame) -> str:
+    """The days the rows finished on (their finished_at), or – where the rows do not say."""
+    if "finished_at" not in frame:
+        return "–"
+    days = sorted(set(frame["finished_at"].dropna().astype(str).str[:10]))
+    return "–" if not days else days[0] if len(days) == 1 else f"{days[0]} – {days[-1]}"
+
+
+def _quiet(frame: pd.DataFrame) -> str:
+    """The share of successful rows timed quiet: other processes' load at most LOAD_FLAG_CORES, no cell beside."""
+    ok = frame[frame["status"] == "ok"] if "status" in frame else frame
+    if ok.empty or not {"load_other_cores", "concurrent_cells"} & set(ok.columns):
+        return "–"
+    return f"{100.0 * (~disturbed_timings(ok)).mean():.0f} %"
+
+
+def _seeds(frame: pd.DataFrame) -> str:
+    if {"R", "sigma", "seed", "method", "dataset"} <= set(frame.columns):
+        return row_seeds(frame)
+    return str(frame["seed"].nunique()) if "seed" in frame else "–"
+
+
+def _commits_note(found: dict[str, tuple[list[str], str]]) -> str:
+    """Which runs come from which commit, and which are older than the newest run (by their rows' dates)."""
+    by_commit: dict[str, list[str]] = {}
+    for run, (commits, _) in found.items():
+        for c in commits:
+            by_commit.setdefault(c[:7], []).append(run)
+    if len(by_commit) < 2:
+        return ("Every run comes from one commit." if by_commit else "")
+    newest_run = max(found, key=lambda r: found[r][1])
+    newest = {c[:7] for c in found[newest_run][0]}
+    older = sorted(r for r, (commits, _) in found.items() if {c[:7] for c in commits} - newest)
+    return (f"The runs come from {len(by_commit)} commits ("
+            + "; ".join(f"{c}: {', '.join(runs)}" for c, runs in sorted(by_commit.items())) + "). "
+            + f"{', '.join(older)} {'is' if len(older) == 1 else 'are'} older than the code of the newest run "
+            f"({', '.join(sorted(newest))}, by the rows' dates): their numbers are what that older code made, and "
+            "the report sets them beside the others as they are. `make publish COMMIT=<sha>` makes every run "
+            "from one commit.")
 
 
 def provenance_section(loaded_runs: dict, drifts: dict[str, list[str]], bins: pd.DataFrame | None = None) -> str:
     """One row per published run (and the shape-binning rows): rows, commits, dirty rows, protocol, config."""
-    rows = []
+    rows, found = [], {}
     for run in sorted(loaded_runs):
         loaded = loaded_runs[run]
         if loaded is None:
-            rows.append([f"results/{run}", "not committed", "–", "–", "–", "–", "–"])
+            rows.append([f"results/{run}", "not committed", "–", "–", "–", "–", "–", "–", "–"])
             continue
         frame, config = loaded
         commits = sorted(set(frame.get("git_commit", pd.Series(dtype=str)).dropna().astype(str)))
         dirty = int(frame.get("git_dirty", pd.Series(dtype=bool)).fillna(False).astype(bool).sum())
         draws = sorted(set(draws_of(frame)))
         scoring = sorted(set(frame["scoring"].fillna("standard"))) if "scoring" in frame else ["standard"]
-        seeds = frame[frame["method"] != "exact"]["seed"].nunique() if "seed" in frame else 0
-        rows.append([f"results/{run}", len(frame), ", ".join(c[:7] for c in commits) or "–", dirty,
-                     f"{config.get('protocol', '–')}; draws {', '.join(draws)}; scoring {', '.join(scoring)}",
-                     seeds, drift_note(drifts[run], stale_generated_data(frame))])
+        found[run] = (commits, str(frame["finished_at"].dropna().astype(str).max()) if "finished_at" in frame else "")
+        rows.append([f"results/{run}", len(frame), ", ".join(c[:7] for c in commits) or "–", _when(frame), dirty,
+                     _quiet(frame), f"{config.get('protocol', '–')}; draws {', '.join(draws)}; scoring "
+                     f"{', '.join(scoring)}", _seeds(frame), drift_note(drifts[run], stale_generated_data(frame))])
     if bins is not None:
         commits = sorted(set(bins["git_commit"].dropna().astype(str)))
-        rows.append([f"{SHAPE_BINS.parent}", len(bins), ", ".join(c[:7] for c in commits) or "–",
-                     int(true_values(bins["git_dirty"]).sum()), "measured; draws authors", "–",
+        rows.append([f"{SHAPE_BINS.parent}", len(bins), ", ".join(c[:7] for c in commits) or "–", _when(bins),
+                     int(true_values(bins["git_dirty"]).sum()), "–", "measured; draws authors", "–",
                      drift_note([], stale_shape_bins(bins))])
-    return ("## Where the numbers come from\n\nEach published run, the commits its rows were computed at, how "
-            "many rows came from a tree with uncommitted changes, its protocol, and whether it was made under "
-            "today's `configs/<run>.yaml`:\n\n"
-            + table(["run", "rows", "commits", "dirty rows", "protocol", "seeds", "config"], rows))
+    return ("## Where the numbers come from\n\nEach published run, the commits its rows were computed at and the "
+            "days they finished, how many rows came from a tree with uncommitted changes, the share of its "
+            f"successful rows timed quiet (other processes' load at most {LOAD_FLAG_CORES} cores, no cell "
+            "beside: the others' times carry load), its protocol, the seeds per point its rows hold, and "
+            "whether it was made under today's `configs/<run>.yaml`:\n\n"
+            + table(["run", "rows", "commits", "finished", "dirty rows", "quiet timings", "protocol", "seeds",
+                     "config"], rows) + "\n\n" + _commits_note(found)).rstrip()
