@@ -7,6 +7,8 @@ import re
 
 import pandas as pd
 
+from rbrepro.models.registry import REFERENCE
+
 
 def test_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """Successful rows evaluated on test data (sigma-selection rows are left out)."""
@@ -49,7 +51,7 @@ def exact_reference(frame: pd.DataFrame, dataset: str) -> tuple[float | None, st
     when the sweep chose nothing), or a note why there is none: where the memory guard refused it,
     the estimate for the fit on every training row (the test rows' cell), not a validation split's."""
     ok = test_rows(frame)
-    rows = ok[(ok["dataset"] == dataset) & (ok["method"] == "exact")] if len(ok) else ok
+    rows = ok[(ok["dataset"] == dataset) & (ok["method"] == REFERENCE)] if len(ok) else ok
     if len(rows):
         picked = chosen_rows(rows)
         kernel = f", {picked['kernel'].iloc[0]}" if "kernel" in picked and picked["kernel"].iloc[0] != "l1" else ""
@@ -58,7 +60,7 @@ def exact_reference(frame: pd.DataFrame, dataset: str) -> tuple[float | None, st
             return float(picked["test_metric"].mean()), f"exact kernel{kernel} (sigma chosen on {on})"
         value = rows["test_metric"].max() if higher_is_better(rows) else rows["test_metric"].min()
         return float(value), f"exact kernel{kernel} (best test)"
-    refused = frame[(frame["dataset"] == dataset) & (frame["method"] == "exact")] if "method" in frame else frame
+    refused = frame[(frame["dataset"] == dataset) & (frame["method"] == REFERENCE)] if "method" in frame else frame
     if len(refused) and "error" in refused:
         if "evaluate_on" in refused:  # the test rows' refusal first: the fit on every training row
             refused = refused.iloc[refused["evaluate_on"].fillna("test").ne("test").to_numpy().argsort(kind="stable")]

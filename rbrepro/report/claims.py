@@ -20,6 +20,7 @@ from rbrepro.analysis.growth import LINEAR_SLOPE
 from rbrepro.analysis.rows import LOAD_FLAG_CORES, disturbed_timings
 from rbrepro.analysis.speedups import eq29_speedup, speedups
 from rbrepro.analysis.targets import rows_reaching
+from rbrepro.models.registry import SUBJECT
 from rbrepro.report.fidelity import chosen_numpy_rows, numpy_test_rows
 
 HOLDS, PARTLY, FAILS, NOT_JUDGED = "holds", "holds partly", "does not hold", "not judged"
@@ -86,7 +87,7 @@ def _is_accuracy(rows: pd.DataFrame) -> bool:
 def _rb_by_sigma(results: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """RB's rows per dataset, at the dataset's most-run R (Fig. 3 runs one R)."""
     rb = numpy_test_rows(results)
-    rb = rb[rb["method"] == "rb"]
+    rb = rb[rb["method"] == SUBJECT]
     out = {}
     for name, part in rb.groupby("dataset", sort=False):
         out[name] = part[part["R"] == part["R"].value_counts().idxmax()]
@@ -144,7 +145,7 @@ def claim3_steady_convergence(results: pd.DataFrame) -> Finding:
                        f"slope below zero and R^2 >= {LINEAR_FIT_R2}")
     ok_rows = numpy_test_rows(results)
     passed = []
-    for name, part in ok_rows[ok_rows["method"] == "rb"].groupby("dataset", sort=False):
+    for name, part in ok_rows[ok_rows["method"] == SUBJECT].groupby("dataset", sort=False):
         g = part.groupby("R")[["test_metric", "D"]].mean().sort_index()
         if len(g) < 3:
             continue
@@ -220,7 +221,7 @@ def claim5_faster_to_target(results: pd.DataFrame, config: dict | None) -> Findi
                 out.rows.append([name, target, "not reached", "–", "–", "–", "–", "–", "no"])
                 passed.append(False)
                 continue
-            others = {m: c for m, c in cost.items() if m != "rb"}
+            others = {m: c for m, c in cost.items() if m != SUBJECT}
             if not others:
                 out.rows.append([name, target, cost["rb"][0], cost["rb"][2], "none reaches it", "–", cost["rb"][1], "–",
                                  "yes"])
@@ -273,12 +274,12 @@ def claim7_parallel_rcd(results: pd.DataFrame) -> Finding:
             continue
         tau = int(table["threads"].max())
         top = table[(table["threads"] == tau) & (table["variant"] == VARIANT)]
-        rb, rf = top[top["method"] == "rb"]["speedup"], top[top["method"] == "rf"]["speedup"]
+        rb, rf = top[top["method"] == SUBJECT]["speedup"], top[top["method"] == "rf"]["speedup"]
         if tau < 2 or rb.empty or rf.empty or not (np.isfinite(rb.iloc[0]) and np.isfinite(rf.iloc[0])):
             continue
         ok_ = bool(rb.iloc[0] >= ALMOST_LINEAR_SHARE * tau and rf.iloc[0] <= NO_SPEEDUP)
         passed.append(ok_)
-        rb_row, rf_row = top[top["method"] == "rb"].iloc[0], top[top["method"] == "rf"].iloc[0]
+        rb_row, rf_row = top[top["method"] == SUBJECT].iloc[0], top[top["method"] == "rf"].iloc[0]
         out.rows.append([name, tau, float(rb.iloc[0]), float(eq29_speedup(tau, rb_row["R"], rb_row["D"])),
                          float(rf.iloc[0]), float(eq29_speedup(tau, rf_row["D"], rf_row["D"])),
                          int(min(rb_row["runs"], rf_row["runs"])),
@@ -310,7 +311,7 @@ def claim0_theorem1(diagnostics: pd.DataFrame) -> Finding:
     checks = verdicts(diagnostics, rates)
     per_dataset: dict[str, list[bool]] = {}
     for v in checks.itertuples():
-        fit = rates[(rates["dataset"] == v.dataset) & (rates["sigma"] == v.sigma) & (rates["method"] == "rb")
+        fit = rates[(rates["dataset"] == v.dataset) & (rates["sigma"] == v.sigma) & (rates["method"] == SUBJECT)
                     & (rates["quantity"] == "gap") & (rates["against"] == "kappa_R")]
         slope = "no fit" if fit.empty or not np.isfinite(fit["slope"].iloc[0]) else \
             f"{fit['slope'].iloc[0]:+.2f} [{fit['lo'].iloc[0]:+.2f}, {fit['hi'].iloc[0]:+.2f}]"

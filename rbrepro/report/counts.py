@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from rbrepro.models.registry import REFERENCE
 from rbrepro.report.fidelity import (
     ACCURACY_POINTS,
     BETTER,
@@ -122,7 +123,7 @@ class Counts:
                    matching=sum(p.matches for p in compared),
                    better=sum(p.verdict == BETTER for p in compared), worse=sum(p.verdict == WORSE for p in compared),
                    no_worse=sum(p.no_worse for p in compared),
-                   min_seeds=min((p.seeds for p in compared if p.method != "exact"), default=0),
+                   min_seeds=min((p.seeds for p in compared if p.method != REFERENCE), default=0),
                    missing_here=sum(p.dataset in ran for p in absent),
                    missing_datasets=tuple(sorted({p.dataset for p in absent} - ran, key=str.lower)),
                    missing_there=sum(p.dataset not in ran for p in absent),
@@ -165,7 +166,7 @@ def _worst(group: list[Point]) -> Point:
 
 def _point_line(p: Point) -> str:
     unit = "%" if p.metric == "accuracy" else ""
-    at = f"R={p.R}" if p.method != "exact" else "exact"
+    at = f"R={p.R}" if p.method != REFERENCE else "exact"
     lo, hi = p.band
     draw = "" if p.authors_draw is None else \
         f" authors' draw {p.authors_draw:8.4f}{unit} {'match' if p.draw_matches else 'off'}"

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from rbrepro.analysis.rows import chosen_rows, test_rows
+from rbrepro.models.registry import REFERENCE, SUBJECT
 from rbrepro.published import published_table
 
 #: The band's widening: accuracy points, and the share of a relative error.
@@ -156,12 +157,12 @@ EXPLANATIONS = (
      "the replay of the authors' draw misses too, and their training rows are not ours (their draws give "
      "another bin count D on our rows: see 'The authors' training rows'), so their one draw cannot be "
      "replayed here"),
-    (lambda p: p.verdict != REPRODUCED and p.method != "exact" and p.seeds < MIN_BAND_SEEDS,
+    (lambda p: p.verdict != REPRODUCED and p.method != REFERENCE and p.seeds < MIN_BAND_SEEDS,
      "a band of fewer seeds than the rule asks for: one draw may miss"),
     (lambda p: p.verdict == BETTER and p.method in ("rf", "nystrom", "block"),
      "a baseline better than published: ours chose its sigma per R (or another kernel width), the paper one "
      "width per dataset"),
-    (lambda p: p.verdict == WORSE and p.method == "exact",
+    (lambda p: p.verdict == WORSE and p.method == REFERENCE,
      "the exact kernel: one value, no band"),
 )
 
@@ -187,10 +188,10 @@ def training_rows(results: pd.DataFrame, published: pd.DataFrame | None = None) 
     published = published_table() if published is None else published
     if results.empty or "D" not in results:
         return {}
-    rb = results[(results["method"] == "rb") & (draws_of(results) == "authors")]
+    rb = results[(results["method"] == SUBJECT) & (draws_of(results) == "authors")]
     if "status" in rb:
         rb = rb[rb["status"].fillna("ok") == "ok"]
-    theirs = published[(published["method"] == "rb") & (published["split"] == "train") & published["D"].notna()]
+    theirs = published[(published["method"] == SUBJECT) & (published["split"] == "train") & published["D"].notna()]
     found = {}
     for dataset, ours in rb.groupby("dataset"):
         ours = ours.drop_duplicates(["R", "sigma"])
@@ -285,7 +286,7 @@ def chosen_numpy_rows(results: pd.DataFrame) -> pd.DataFrame:
     claims 4-6, the tables behind Fig. 5 and the published points read alike. The sigma is chosen
     over every draw (`chosen_sigma_rows`: where the authors' draws were replayed, theirs pick it)."""
     ok = test_rows(results)
-    chosen = chosen_sigma_rows(ok[ok["method"] != "exact"])
+    chosen = chosen_sigma_rows(ok[ok["method"] != REFERENCE])
     return chosen[draws_of(chosen) == "numpy"]
 
 
@@ -322,11 +323,11 @@ def _fig5_points(rows: pd.DataFrame, published: pd.DataFrame, datasets: list[str
 
 def _fig3_points(rows: pd.DataFrame, published: pd.DataFrame, datasets: list[str]) -> list[Point]:
     ref = published[(published["panel"] == "fig3") & (published["split"] == "test") & published["dataset"].isin(datasets)]
-    rb = rows[rows["method"] == "rb"]
+    rb = rows[rows["method"] == SUBJECT]
     rng = draws_of(rb)
     ours_R = set(rb["R"].astype(int))
     points = []
-    for pub in ref[(ref["method"] == "rb") & ref["R"].isin(ours_R or {128})].itertuples():
+    for pub in ref[(ref["method"] == SUBJECT) & ref["R"].isin(ours_R or {128})].itertuples():
         at = rb[(rb["dataset"] == pub.dataset) & (rb["R"] == pub.R) & np.isclose(rb["sigma"], pub.sigma, rtol=1e-3)]
         metric = "accuracy" if pub.perf > 1.5 else "rel_error"
         seeded, draws = at[rng[at.index] == "numpy"], at[rng[at.index] == "authors"]
@@ -334,8 +335,8 @@ def _fig3_points(rows: pd.DataFrame, published: pd.DataFrame, datasets: list[str
                             at["metric"].iloc[0] if len(at) else metric,
                             tuple(seeded.groupby("seed")["test_metric"].mean()),
                             float(draws["test_metric"].mean()) if len(draws) else None))
-    exact_rows = rows[rows["method"] == "exact"]
-    for pub in ref[ref["method"] == "exact"].itertuples():
+    exact_rows = rows[rows["method"] == REFERENCE]
+    for pub in ref[ref["method"] == REFERENCE].itertuples():
         ours = exact_rows[exact_rows["dataset"] == pub.dataset]
         metric = "accuracy" if pub.perf > 1.5 else "rel_error"
         if ours.empty:

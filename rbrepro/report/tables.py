@@ -18,6 +18,7 @@ from rbrepro.analysis.results import load_results
 from rbrepro.analysis.rows import higher_is_better, test_rows
 from rbrepro.analysis.speedups import speedups
 from rbrepro.analysis.targets import rows_reaching
+from rbrepro.models.registry import REFERENCE, SUBJECT
 from rbrepro.report.fidelity import chosen_exact, chosen_numpy_rows, chosen_sigma_rows, draws_of
 from rbrepro.report.markdown import table
 
@@ -40,7 +41,7 @@ def fig3_tables(results: pd.DataFrame) -> str:
     ok = test_rows(results)
     out = []
     for name, part in ok.groupby("dataset", sort=False):
-        rb = part[part["method"] == "rb"]
+        rb = part[part["method"] == SUBJECT]
         rb = rb[draws_of(rb) == "numpy"] if (draws_of(rb) == "numpy").any() else rb
         rb = rb.groupby("sigma")[["train_metric", "test_metric", "D", "train_s"]].mean()
         better_high = higher_is_better(part)
@@ -77,7 +78,7 @@ def _fig5_cell(at: pd.DataFrame, replayed: float | None) -> str:
 
 def _exact_note(part: pd.DataFrame) -> str:
     """The exact kernel's value at its chosen sigma (as its published point is compared), or nothing."""
-    exact = part[part["method"] == "exact"]
+    exact = part[part["method"] == REFERENCE]
     if exact.empty:
         return ""
     pick = chosen_exact(exact)
@@ -104,7 +105,7 @@ def fig5_tables(results: pd.DataFrame, config: dict | None) -> str:
     authors' draw where replayed); time and memory to reach each target, as claim 5 reads them."""
     ok = test_rows(results)
     seeded = chosen_numpy_rows(results)
-    chosen = chosen_sigma_rows(ok[ok["method"] != "exact"])
+    chosen = chosen_sigma_rows(ok[ok["method"] != REFERENCE])
     replayed = chosen[draws_of(chosen) == "authors"].groupby(["dataset", "method", "R"])["test_metric"].mean()
     cfg_sets = (config or {}).get("datasets", {}) or {}
     out = []

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rbrepro.models.registry import REFERENCE
 from rbrepro.report.fidelity import numpy_test_rows
 from rbrepro.report.markdown import table
 from rbrepro.report.runs import FIDELITY_RUNS
@@ -28,7 +29,7 @@ def config_seeds(config: dict) -> str:
 def row_seeds(frame: pd.DataFrame) -> str:
     """The seeds the committed rows hold per point (numpy draws, the exact kernel left out): min – max."""
     rows = numpy_test_rows(frame)
-    rows = rows[rows["method"] != "exact"] if "method" in rows else rows
+    rows = rows[rows["method"] != REFERENCE] if "method" in rows else rows
     if rows.empty:
         return "–"
     per_point = rows.groupby(["dataset", "method", "R", "sigma"])["seed"].nunique()

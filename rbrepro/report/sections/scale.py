@@ -9,6 +9,7 @@ import pandas as pd
 from rbrepro.analysis.growth import LINEAR_SLOPE, exponent_table, exponents, growth_kind, training_in_R
 from rbrepro.analysis.rows import test_rows
 from rbrepro.data.registry import paper_set
+from rbrepro.models.registry import SUBJECT
 from rbrepro.published import published_table
 from rbrepro.report.fidelity import SHAPE_BINS_FACTOR, shape_bins, true_values
 from rbrepro.report.markdown import table
@@ -52,9 +53,9 @@ def scale_lines(loaded_runs: dict, bins: pd.DataFrame | None = None) -> list[str
         theirs = theirs[theirs["panel"] == "fig5"]
         shown = at_authors_sigma(frame[frame["status"] == "ok"], theirs)
         for r in shown.sort_values("R").groupby(["dataset", "method"]).tail(1).itertuples():
-            if r.method != "rb":
+            if r.method != SUBJECT:
                 continue
-            match = theirs[(theirs["dataset"] == paper_set(r.dataset)) & (theirs["method"] == "rb") & (theirs["R"] == r.R)]
+            match = theirs[(theirs["dataset"] == paper_set(r.dataset)) & (theirs["method"] == SUBJECT) & (theirs["R"] == r.R)]
             beside = (f"; the authors' real {paper_set(r.dataset)} at the same R: {float(match['train_s'].iloc[0]):,.0f} s "
                       f"on 16 threads, D = {float(match['D'].iloc[0]):,.0f}") if len(match) else ""
             lines.append(f"- The paper's scale (`results/paper-scale`, synthetic `{r.dataset}`, "
