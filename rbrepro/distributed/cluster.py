@@ -149,20 +149,3 @@ def ordered_sum(parts: list):
     for part in parts[1:]:
         total += part
     return total
-
-
-def cluster_key(rd, node, methods: tuple[str, ...]) -> str:
-    """A sweep config's `cluster` key (a yamlconf Node read by `rd`): local:N or tcp://HOST:PORT, with
-    methods that fit across machines only; a fault names the config's line."""
-    from rbrepro.distributed.fit import WHY_NOT
-    from rbrepro.errors import InvalidParameter
-
-    try:
-        parse_cluster(node.value)
-    except InvalidParameter:
-        rd.fail(node, "cluster", f"expected local:N or tcp://HOST:PORT, got {node.value!r}")
-    for method in dict.fromkeys(methods):
-        if method in WHY_NOT:
-            rd.fail(node, "cluster", f"{method} does not fit across machines ({WHY_NOT[method]}); "
-                                     "a sweep with a cluster takes rb, rf and nystrom only")
-    return str(node.value)

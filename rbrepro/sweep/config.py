@@ -55,7 +55,6 @@ from pathlib import Path
 
 from rbrepro.data.registry import REGISTRY
 from rbrepro.data.user import load_datasets_file
-from rbrepro.distributed.cluster import cluster_key
 from rbrepro.models.cell import CellParams
 from rbrepro.models.registry import METHODS, method_names, solver_conflict
 from rbrepro.solvers.cg import MAXIT, TOL
@@ -285,8 +284,11 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
                   * len(methods) * len(threads) * len(solver["variants"]) for g in grids)
     if n_cells > MAX_CELLS:
         raise ConfigError(f"{file}: the grid has {n_cells} cells, more than the {MAX_CELLS} allowed")
-    cluster = cluster_key(rd, top["cluster"], methods + tuple(m for g in grids for m in g.methods)) \
-        if "cluster" in top else None
+    cluster = None
+    if "cluster" in top:  # read where the distributed fit's rules live (imported only for such configs)
+        from rbrepro.distributed.config import cluster_key
+
+        cluster = cluster_key(rd, top["cluster"], methods + tuple(m for g in grids for m in g.methods))
     return SweepConfig(name=name, figure=figure, methods=methods, seeds=seeds, threads=threads, center=center,
                        datasets=tuple(grids), dataset_files=tuple(dataset_files), user_datasets=extra,
                        exclusive=exclusive, selection=selection, protocol=protocol, kernel=kernel, rng=rng,
