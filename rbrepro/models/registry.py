@@ -133,6 +133,8 @@ BASELINES = tuple(name for name, spec in METHODS.items() if spec.role == "baseli
 #: diagnostics that single one of them out name it through these, never by a string of their own
 SUBJECT = next(name for name, spec in METHODS.items() if spec.role == "subject")
 REFERENCE = next(name for name, spec in METHODS.items() if spec.role == "reference")
+#: the baseline RB's parallel RCD is compared with (Fig. 6, claim 7): the other RCD method
+RCD_BASELINE = next(name for name in RCD_METHODS if name != SUBJECT)
 
 
 def method_names() -> tuple[str, ...]:

@@ -17,7 +17,7 @@ import pandas as pd
 from rbrepro.analysis.rows import test_rows
 from rbrepro.analysis.speedups import eq29_speedup, speedups
 from rbrepro.drawing import METHOD_STYLE, empty_panel, finish, new_figure
-from rbrepro.models.registry import SUBJECT
+from rbrepro.models.registry import RCD_BASELINE, SUBJECT
 from rbrepro.plots.common import problems_note, unavailable_note
 
 MAX_THREADS_DRAWN = 8
@@ -62,7 +62,7 @@ def plot_fig6(results: pd.DataFrame, out_base: Path, config: dict | None = None)
         tau = np.arange(1, drawn + 1, dtype=float)
         # linear first and underneath: RB's eq. 29 curve (D >> R) lies on it and must stay visible
         ax.plot(tau, tau, color="0.75", lw=2.5, zorder=1, label="linear")
-        for method in (SUBJECT, "rf"):
+        for method in (SUBJECT, RCD_BASELINE):
             part = table[table["method"] == method]
             if part.empty:
                 continue

@@ -20,7 +20,7 @@ from rbrepro.analysis.growth import LINEAR_SLOPE
 from rbrepro.analysis.rows import LOAD_FLAG_CORES, disturbed_timings
 from rbrepro.analysis.speedups import eq29_speedup, speedups
 from rbrepro.analysis.targets import rows_reaching
-from rbrepro.models.registry import SUBJECT
+from rbrepro.models.registry import RCD_BASELINE, SUBJECT
 from rbrepro.report.fidelity import chosen_numpy_rows, numpy_test_rows
 
 HOLDS, PARTLY, FAILS, NOT_JUDGED = "holds", "holds partly", "does not hold", "not judged"
@@ -274,12 +274,12 @@ def claim7_parallel_rcd(results: pd.DataFrame) -> Finding:
             continue
         tau = int(table["threads"].max())
         top = table[(table["threads"] == tau) & (table["variant"] == VARIANT)]
-        rb, rf = top[top["method"] == SUBJECT]["speedup"], top[top["method"] == "rf"]["speedup"]
+        rb, rf = top[top["method"] == SUBJECT]["speedup"], top[top["method"] == RCD_BASELINE]["speedup"]
         if tau < 2 or rb.empty or rf.empty or not (np.isfinite(rb.iloc[0]) and np.isfinite(rf.iloc[0])):
             continue
         ok_ = bool(rb.iloc[0] >= ALMOST_LINEAR_SHARE * tau and rf.iloc[0] <= NO_SPEEDUP)
         passed.append(ok_)
-        rb_row, rf_row = top[top["method"] == SUBJECT].iloc[0], top[top["method"] == "rf"].iloc[0]
+        rb_row, rf_row = top[top["method"] == SUBJECT].iloc[0], top[top["method"] == RCD_BASELINE].iloc[0]
         out.rows.append([name, tau, float(rb.iloc[0]), float(eq29_speedup(tau, rb_row["R"], rb_row["D"])),
                          float(rf.iloc[0]), float(eq29_speedup(tau, rf_row["D"], rf_row["D"])),
                          int(min(rb_row["runs"], rf_row["runs"])),

@@ -58,7 +58,7 @@ from rbrepro.data.user import load_datasets_file
 from rbrepro.models.cell import CellParams
 from rbrepro.models.registry import METHODS, method_names, solver_conflict
 from rbrepro.solvers.cg import MAXIT, TOL
-from rbrepro.sweep.selection import Selection, choose_sigma, parse_selection
+from rbrepro.sweep.selection import PER_EXACT, Selection, choose_sigma, parse_selection
 from rbrepro.vocabulary import BAND_AT, KERNELS, LOSSES, PROTOCOLS, RNGS, SCALINGS, SCORINGS, SOLVERS, VARIANTS
 from rbrepro.vocabulary import FIGURES as DRAWN_FIGURES
 from rbrepro.yamlconf import ConfigError, Node, Reader, compose
@@ -145,7 +145,7 @@ class SweepConfig:
         if self.selection is None or line and self.selection.on == "test":
             return False
         if self.selection.on == "test":
-            return self.selection.per_method(method) == "exact"
+            return self.selection.per_method(method) == PER_EXACT
         return not (self.selection.run == "grid" and not line)
 
     def _variants(self, threads: int) -> tuple[str, ...]:
@@ -208,7 +208,7 @@ class SweepConfig:
             for method in grid.methods or self.methods:
                 if not METHODS[method].has_R:
                     Rs = (0,)
-                elif self.selection.per_method(method) == "exact":
+                elif self.selection.per_method(method) == PER_EXACT:
                     continue  # takes the exact kernel's choice
                 else:
                     Rs = grid.R if self.selection.per_method(method) == "R" else (grid.select_R,)
@@ -421,7 +421,7 @@ def _grid(rd: Reader, dname: str, dnode: Node, defaults: dict[str, Node], spec, 
                        baseline_sigma)
     if selection is not None and "exact" not in (own_methods or methods):
         for m in own_methods or methods:
-            if METHODS[m].has_R and selection.per_method(m) == "exact" and len(grid.sigmas_for(m)) != 1:
+            if METHODS[m].has_R and selection.per_method(m) == PER_EXACT and len(grid.sigmas_for(m)) != 1:
                 rd.fail(dnode, path, f"{m} takes the exact kernel's sigma (sigma_selection.per), but {dname} "
                                      f"runs no exact kernel: list the one sigma {m} should take "
                                      f"({'baseline_sigma' if METHODS[m].role == 'baseline' else 'sigma'}: [value])")

@@ -11,6 +11,8 @@ from rbrepro.yamlconf import Node, Reader
 
 SELECT_ON = ("validation", "test")
 SELECT_PER = ("R", "dataset", "exact")
+#: per: the exact kernel's sigma (a baseline takes the width the exact kernel chose)
+PER_EXACT = SELECT_PER[2]
 SELECT_RUN = ("chosen", "grid")
 SELECTIONS = ("grid", "validation", "test")
 
@@ -102,7 +104,7 @@ def choose_sigma(config, rows: list[dict]) -> dict:
             chosen[dataset, method, R] = (s, grid_edge(s, sigmas))
     for grid in config.datasets:  # per: exact — the exact kernel's choice of the dataset
         for method in grid.methods or config.methods:
-            if not METHODS[method].has_R or config.selection.per_method(method) != "exact":
+            if not METHODS[method].has_R or config.selection.per_method(method) != PER_EXACT:
                 continue
             sigmas = grid.sigmas_for(method)
             exact = chosen.get((grid.name, "exact", 0))

@@ -148,7 +148,7 @@ def _mean_gaps(rows: pd.DataFrame, method: str) -> pd.Series:
 
 def _equal_R(rows: pd.DataFrame) -> dict:
     """Where RB is ahead of RF (smaller mean gap) at equal R, and the geometric-mean gap ratio RF / RB."""
-    rb, rf = _mean_gaps(rows, "rb"), _mean_gaps(rows, "rf")
+    rb, rf = _mean_gaps(rows, SUBJECT), _mean_gaps(rows, "rf")
     common = rb.index.intersection(rf.index)
     ahead = [int(R) for R in common if rb[R] < rf[R]]
     behind = [int(R) for R in common if rb[R] >= rf[R]]
@@ -187,7 +187,7 @@ def verdicts(frame: pd.DataFrame, rates: pd.DataFrame | None = None) -> pd.DataF
             for err in KERNEL_ERRORS:
                 fit = _fit(r, method, err)
                 row[f"{method}_{err}"] = classify(fit["lo"], fit["hi"], KERNEL_SLOPE)
-        row["rb_bound_held"], row["rf_bound_held"] = _bound_held(rows, "rb"), _bound_held(rows, "rf")
+        row["rb_bound_held"], row["rf_bound_held"] = _bound_held(rows, SUBJECT), _bound_held(rows, "rf")
         row.update(_equal_R(rows))
         ratio = row["rf_over_rb_gap"]
         row["kappa_speedup"] = ("n/a" if not (np.isfinite(ratio) and np.isfinite(kappa)) else ">= kappa" if ratio >= kappa
