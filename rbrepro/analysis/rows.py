@@ -65,8 +65,8 @@ def exact_reference(frame: pd.DataFrame, dataset: str) -> tuple[float | None, st
         if "evaluate_on" in refused:  # the test rows' refusal first: the fit on every training row
             refused = refused.iloc[refused["evaluate_on"].fillna("test").ne("test").to_numpy().argsort(kind="stable")]
         for text in refused["error"].dropna().astype(str):
-            match = re.search(r"on N = ([0-9]+) rows needs about ([0-9.]+ GB)", text) or \
-                re.search(r"()needs about ([0-9.]+ GB)", text)
+            match = re.search(r"on N = ([0-9]+) rows needs about ([0-9.]+ [GM]B)", text) or \
+                re.search(r"()needs about ([0-9.]+ [GM]B)", text)
             if match:
                 rows = f" ({int(match.group(1)):,} training rows)" if match.group(1) else ""
                 return None, f"exact kernel: needs {match.group(2)}, not run{rows}"
