@@ -73,6 +73,12 @@ MAX_GUESSED_CLASSES = 20
 MIN_GUESSED_QUANTITIES = 1000
 
 
+def looks_like_classes(y: np.ndarray) -> bool:
+    """Whole-number labels with few enough distinct values to be classes (MAX_GUESSED_CLASSES)."""
+    y = np.asarray(y, dtype=np.float64)
+    return bool(np.all(np.isfinite(y)) and np.all(y == np.round(y))) and len(np.unique(y)) <= MAX_GUESSED_CLASSES
+
+
 def infer_task(y: np.ndarray, name: str = "the data") -> str:
     """binary / multiclass / regression from the labels; whole numbers with more distinct values than
     classes usually have but fewer than a quantity usually has are refused, naming --task."""
@@ -80,7 +86,7 @@ def infer_task(y: np.ndarray, name: str = "the data") -> str:
     n = len(np.unique(y))
     if integral and n == 2:
         return "binary"
-    if integral and n <= MAX_GUESSED_CLASSES:
+    if looks_like_classes(y):
         return "multiclass"
     if integral and n <= MIN_GUESSED_QUANTITIES:
         raise ContentError(f"{name}: its labels are {n} distinct whole numbers ({np.min(y):g} to {np.max(y):g}): "

@@ -16,8 +16,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from rbrepro import metrics
+from rbrepro.data.checks import looks_like_classes
 from rbrepro.data.files import open_text
 from rbrepro.data.libsvm import ParseError, parse_libsvm
+from rbrepro.models import targets
 from rbrepro.models.persist import ModelFileError, load_model
 
 #: a placeholder label given to unlabeled LIBSVM lines (never scored)
@@ -171,8 +173,17 @@ class SavedModel:
 
     def decision_function(self, X):
         """Decision values (classifiers) or predictions (regressors) for raw rows."""
+        return self._scored(X)[0]
+
+    def _scored(self, X):
+        """(decision values, predictions) of raw rows from one scaling and one featurization:
+        a classifier's predictions are decoded from its decision values, as its own predict does."""
         X = self._rows(X)
-        return self.estimator.decision_function(X) if self.classes_ is not None else self.estimator.predict(X)
+        if self.classes_ is None:
+            predicted = self.estimator.predict(X)
+            return predicted, predicted
+        scores = np.asarray(self.estimator.decision_function(X))
+        return scores, targets.decode(scores.reshape(len(scores), -1), self.classes_)
 
     def score(self, X, y) -> float:
         """The task's metric (docs/design.md §2): accuracy in %, or the relative error."""
@@ -185,7 +196,7 @@ class SavedModel:
         X, y, note = read_rows(data_path, self.n_features_in_, column, pad)
         classes = self.classes_
         try:
-            scores, predicted = self.decision_function(X), self.predict(X)
+            scores, predicted = self._scored(X)
         except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
             raise ModelFileError(f"{self.path}: the model cannot be applied to {data_path} "
                                  f"({type(exc).__name__}: {exc})") from None
@@ -198,17 +209,11 @@ class SavedModel:
                    f"classes {classes[:10].tolist()})")
         else:
             value = metrics.score(self.task, y, predicted)
-            if classes is None and _looks_like_classes(y):
+            if classes is None and looks_like_classes(y):
                 notes.append(f"{data_path}: its labels look like classes ({len(np.unique(y))} distinct whole "
                              f"numbers), but the model is a regression: the relative error treats them as numbers")
         return Predictions(predicted, np.asarray(scores), classes, y is not None, metrics.metric_name(self.task), value,
                            why, notes)
-
-
-def _looks_like_classes(y: np.ndarray) -> bool:
-    """Labels a regression should not meet unremarked: a few distinct whole numbers."""
-    y = np.asarray(y, dtype=np.float64)
-    return bool(np.all(y == np.round(y))) and len(np.unique(y)) <= 10
 
 
 def load(model_path: str | Path) -> SavedModel:
