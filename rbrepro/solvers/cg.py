@@ -52,13 +52,15 @@ def apply_normal(Z, P: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float = TOL,
-             jacobi: bool = False, rhs: np.ndarray | None = None) -> CGResult:
+             jacobi: bool = False, rhs: np.ndarray | None = None, callback=None) -> CGResult:
     """Solve (Z^T Z + lam I) W = Z^T Y by CG; Z needs matvec, rmatvec and shape.
 
     jacobi=True preconditions with diag(Z^T Z) + lam (PCG); the stopping rule stays the
     true relative residual ||r|| / ||Z^T y||, so iteration counts compare directly.
     rhs: Z^T Y (D x C) where the caller has it already (a distributed fit reduces it where the
-    rows are); Y is then not used."""
+    rows are); Y is then not used.
+    callback(it, W): called after each iteration with the current iterate; returning True stops
+    the loop there (a stopping rule that reads the iterates, solvers.stopping)."""
     if lam < 0:
         raise InvalidParameter(f"lam must be >= 0, got {lam}")
     if maxit < 0:
@@ -99,5 +101,7 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
         rz = np.where(active, rz_new, rz)
         it += 1
         active &= np.sqrt(rr) > tol * bnorm
+        if callback is not None and callback(it, W):
+            break
     rel = np.sqrt(rr) / bnorm
     return CGResult(coef=W, iterations=it, relative_residual=rel, converged=bool((rel <= tol).all()))
