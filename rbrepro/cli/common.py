@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 
 from rbrepro.models.registry import FEATURE_METHODS, METHOD_NAMES
-from rbrepro.vocabulary import FIGURES, KERNELS, LOSSES, SCALINGS, SOLVERS, TASKS, VARIANTS
+from rbrepro.vocabulary import FIGURES, KERNELS, LOSSES, SCALINGS, SOLVERS, STOPPINGS, TASKS, VARIANTS
 
 err = Console(stderr=True)
 
@@ -63,6 +63,7 @@ SCALING_HELP = ("Feature scaling, fitted on the training split: default (the reg
 
 
 Solver = _choices("Solver", SOLVERS)
+Stopping = _choices("Stopping", ("auto", *STOPPINGS))
 Loss = _choices("Loss", LOSSES)
 Variant = _choices("Variant", VARIANTS)
 Figure = _choices("Figure", tuple(FIGURES))

@@ -23,6 +23,7 @@ from rbrepro.cli.common import (
     Quiet,
     Scaling,
     Solver,
+    Stopping,
     Task,
     Variant,
     _check_lam,
@@ -137,6 +138,11 @@ def train(
                                          "(damped, eq. 29)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the random features / landmarks / tree."),
     maxit: int = typer.Option(50, "--maxit", min=0, help="CG iteration cap (authors: 50)."),
+    stopping: Stopping = typer.Option(Stopping.auto, "--stopping",
+                                      help="When CG stops: validation (keep the best iterate on a held-out tenth of "
+                                           "the training rows, 5 steps of patience; no test data), residual (--tol "
+                                           "or --maxit: the authors' rule), or auto: validation with Jacobi PCG "
+                                           "where the method solves by CG and --solver is default, else residual."),
     tol: float = typer.Option(1e-3, "--tol", help="CG relative-residual target (authors: 1e-3)."),
     center: Optional[bool] = typer.Option(None, "--center/--no-center",
                                           help="Subtract the training mean of y [default: no for rb (the authors' "
@@ -168,6 +174,7 @@ def train(
     The metric is accuracy in % (classification) or relative error ||y - y_hat|| / ||y||.
     """
     from rbrepro.models.cell import CellParams
+    from rbrepro.models.train import resolve_stopping
 
     auto = sigma == "auto"
     params = CellParams(dataset=name, method=method.value, sigma=1.0 if auto else float(sigma), kernel=kernel.value, R=R, lam=0.0,
@@ -177,6 +184,7 @@ def train(
     options = dict(lam=lam, l1=l1, data_dir=data_dir, mirror=mirror, datasets_file=datasets, test_file=test,
                    label_column=label_column, save_model=save_model, progress=not (as_json or quiet),
                    task=task.value, auto_sigma=auto, on_point=None if as_json else _print_point)
+    params = _guard(lambda: resolve_stopping(params, stopping.value))
     row = _train_here_or_on(cluster, partitions, params, options)
     if as_json:
         typer.echo(json.dumps(row, default=lambda v: v.item() if hasattr(v, "item") else str(v)))

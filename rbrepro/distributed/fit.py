@@ -37,6 +37,9 @@ def check_distributable(model) -> str:
         raise NotDistributable(f"{type(model).__name__} does not fit across machines: only the ridge models on "
                                f"{', '.join(FEATURE_METHODS)} features do")
     model._check_params()
+    if getattr(model, "early_stopping", False):
+        raise NotDistributable("early stopping on held-out rows does not fit across machines yet; use --stopping "
+                               "residual (the authors' rule: --tol or --maxit)")
     if method == SUBJECT and model.solver == "direct":
         raise NotDistributable("rb with solver direct factors the D x D matrix Z^T Z on one machine; use cg or pcg, "
                                "whose steps are sums over the workers' rows")

@@ -27,7 +27,7 @@ from rbrepro.models.l1_model import L1_MODEL
 from rbrepro.models.registry import METHODS, method_names, solver_conflict
 from rbrepro.provenance import provenance
 from rbrepro.solvers.cg import MAXIT, TOL
-from rbrepro.vocabulary import KERNELS, LOSSES, RNGS, SCALINGS, SCORINGS, SOLVERS, VARIANTS
+from rbrepro.vocabulary import KERNELS, LOSSES, RNGS, SCALINGS, SCORINGS, SOLVERS, STOPPINGS, VARIANTS
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,7 @@ class CellParams:
     scaling: str = "default"    # default (the registry's) | minmax | maxabs | maxabs-all | published
     rng: str = "numpy"          # rb's grid draw: numpy (from seed) | authors (their C++ draws, docs/authors-protocol.md)
     scoring: str = "standard"   # standard | authors (ties wrong, labels 0..C-1 columns: docs/authors-protocol.md)
+    stopping: str = "residual"  # residual (tol or maxit: the authors') | validation (held-out rows: solvers.stopping)
 
     def validate(self) -> "CellParams":
         """Refuse, naming it, a value outside its vocabulary, a combination the method cannot run
@@ -73,7 +74,7 @@ class CellParams:
                                        f"{', '.join(allowed)}")
         self._check_combination(spec)
         self._check_numbers(spec)
-        for name, allowed in (("scaling", SCALINGS), ("rng", RNGS), ("scoring", SCORINGS)):
+        for name, allowed in (("scaling", SCALINGS), ("rng", RNGS), ("scoring", SCORINGS), ("stopping", STOPPINGS)):
             if getattr(self, name) not in allowed:
                 raise InvalidParameter(f"{name} {getattr(self, name)!r} is not available; choose from "
                                        f"{', '.join(allowed)}")
@@ -83,9 +84,20 @@ class CellParams:
         conflict = solver_conflict(self.solver, (self.method,), rng=self.rng, scoring=self.scoring)
         if conflict:
             raise InvalidParameter(conflict)
+        if self.stopping == "validation" and self.solved_by() not in ("cg", "pcg"):
+            raise InvalidParameter(f"stopping 'validation' stops CG's iterations; {self.method} with solver "
+                                   f"{self.solver!r} solves by {self.solved_by()}: choose solver cg or pcg, or "
+                                   f"stopping 'residual'")
         if self.loss not in LOSSES or self.variant not in VARIANTS or self.epochs < 0:
             raise InvalidParameter(f"rcd needs loss in {LOSSES}, variant in {VARIANTS}, epochs >= 0")
         return self
+
+    def solved_by(self) -> str:
+        """The solver that runs: `solver`, or the method's own for "default" (Cholesky for the kernel methods)."""
+        spec = METHODS[self.method]
+        if self.solver != "default":
+            return self.solver
+        return "cholesky" if spec.cholesky else spec.default_solver
 
     def _check_combination(self, spec) -> None:
         """The solver and kernel the method takes (the rcd solver's own needs: registry.solver_conflict)."""
@@ -134,6 +146,7 @@ def make_model(params: CellParams, task: str, threads: int):
     kwargs.update({"kernel": p.kernel} if len(spec.kernels) > 1 else {})
     if not spec.cholesky:  # an iterative solve: CG's settings and the solver choice are its own
         kwargs.update({"maxit": p.maxit, "tol": p.tol}, **({"solver": p.solver} if p.solver != "default" else {}))
+        kwargs.update({"early_stopping": True} if p.stopping == "validation" else {})
     return spec.estimator(task)(**kwargs)
 
 
@@ -215,6 +228,8 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None, w
         **cost,
         "cg_iterations": getattr(model, "cg_iterations_", 0) if not rcd else 0,  # CG or PCG
         "cg_residual": getattr(model, "cg_residual_", float("nan")) if not rcd else float("nan"),
+        **({"best_iteration": model.best_iteration_, "n_validation": model.n_validation_}
+           if params.stopping == "validation" else {}),
         "rcd_epochs": model.rcd_epochs_ if rcd else 0,
         "rcd_objective": model.objective_ if rcd else float("nan"),
         "rcd_variant": model.variant_ if rcd else "",

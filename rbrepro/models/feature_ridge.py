@@ -20,13 +20,15 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from rbrepro.errors import InvalidParameter
-from rbrepro.features.params import check_nonnegative
+from rbrepro.features.params import check_nonnegative, seed_of
 from rbrepro.memory import check_memory, memory_limit_bytes
 from rbrepro.models._base import _Classifier, _Regressor
 from rbrepro.models.registry import RIDGE_SOLVERS, MethodSpec, method_spec
 from rbrepro.solvers.cg import MAXIT, TOL, ridge_cg
 from rbrepro.solvers.direct import ridge_direct
 from rbrepro.solvers.operator import DenseOperator, as_operator
+from rbrepro.solvers.stopping import (PATIENCE, VALIDATION_FRACTION, ValidationStopping, check_fraction,
+                                      check_patience, classification_score, held_out, regression_score)
 
 SOLVERS = RIDGE_SOLVERS
 
@@ -47,8 +49,9 @@ def featurize_memory(method: str, n: int, d: int, R: int) -> float:
     return _feature_spec(method).fit_memory(n, d, R)
 
 
-def _cg_memory(D: int, C: int) -> float:
-    return 8.0 * D * C * 7
+def _cg_memory(D: int, C: int, early_stopping: bool = False) -> float:
+    """CG's D x C arrays: 7, and one more for early stopping's best iterate."""
+    return 8.0 * D * C * (8 if early_stopping else 7)
 
 
 def solve_memory(method: str, solver: str, D: int, C: int) -> float:
@@ -107,7 +110,9 @@ class _FeatureRidge(BaseEstimator):
     #: its fitted state, as a saved model holds it (models.persist): arrays, then scalars
     _saved_arrays = ("coef_", "y_mean_", "train_scores_")
     _saved_scalars = ("solver_", "center_", "n_columns_", "cg_iterations_", "cg_residual_", "featurize_s_",
-                      "solve_s_", "train_s_", "n_features_in_")
+                      "solve_s_", "train_s_", "n_features_in_", "best_iteration_", "n_validation_")
+    #: saved scalars that model files written before them lack, with the value they then mean
+    _scalar_defaults = {"best_iteration_": -1, "n_validation_": 0}
 
     def _n_requested(self) -> int:
         return getattr(self, self._r_param)
@@ -130,6 +135,20 @@ class _FeatureRidge(BaseEstimator):
             raise InvalidParameter(f"maxit must be an integer >= 0, got {self.maxit!r}")
         if not (isinstance(self.tol, (int, float, np.number)) and self.tol > 0):
             raise InvalidParameter(f"tol must be a number > 0, got {self.tol!r}")
+        if not isinstance(self.early_stopping, (bool, np.bool_)):
+            raise InvalidParameter(f"early_stopping must be True or False, got {self.early_stopping!r}")
+        check_fraction(self.validation_fraction)
+        check_patience(self.n_iter_no_change)
+        if self.early_stopping and self.solver not in ("cg", "pcg"):
+            raise InvalidParameter(f"early_stopping stops CG's iterations; solver {self.solver!r} has none "
+                                   f"(use solver='cg' or 'pcg')")
+
+    def _split_seed(self) -> int:
+        """The held-out rows' seed: random_state's integer, else one drawn fresh (as None means)."""
+        seed = seed_of(self.random_state)
+        if isinstance(seed, (int, np.integer)):
+            return int(seed)
+        return int(np.random.SeedSequence().entropy % 2**63)
 
     def fit(self, X, y):
         """Featurize X, then solve (Z^T Z + lam I) W = Z^T (Y - y_mean) with the chosen solver."""
@@ -145,13 +164,17 @@ class _FeatureRidge(BaseEstimator):
         check_memory(f"{self._method} features of {n} rows at R = {R}", spec.fit_memory(n, d, capped),
                      self.memory_limit_gb)
         t0 = time.perf_counter()
+        held = self._held_out_rows(n)
+        self.n_validation_ = int(held.sum()) if held is not None else 0
         self.features_ = self._feature_map()
-        Z = fit_features(self.features_, X)
+        Z = fit_features(self.features_, X if held is None else X[~held])
+        validation = None if held is None else (self._transform(X[held]), Y[held] - self.y_mean_)
         t1 = time.perf_counter()
         self.n_columns_ = Z.shape[1]
         operator = as_operator(Z)  # RB's BinnedMatrix is one already; dense features are wrapped
+        self.best_iteration_ = -1
         if self.solver_ in ("cg", "pcg"):
-            self._solve_cg(operator, Y - self.y_mean_)
+            self._solve_cg(operator, (Y if held is None else Y[~held]) - self.y_mean_, validation)
         else:
             check_memory(f"the {self.solver_} solve for D = {self.n_columns_}",
                          solve_memory(self._method, self.solver_, self.n_columns_, Y.shape[1]), self.memory_limit_gb)
@@ -159,10 +182,43 @@ class _FeatureRidge(BaseEstimator):
             self.cg_iterations_, self.cg_residual_ = 0, float("nan")
         t2 = time.perf_counter()
         self.featurize_s_, self.solve_s_, self.train_s_ = t1 - t0, t2 - t1, t2 - t0
-        self.train_scores_ = operator.matvec(self.coef_) + self.y_mean_
+        if held is None:
+            self.train_scores_ = operator.matvec(self.coef_) + self.y_mean_
+        else:  # every training row's scores, the held-out ones' from their own features
+            scores = np.empty((n, self.coef_.shape[1]))
+            scores[~held] = operator.matvec(self.coef_)
+            scores[held] = validation[0].matvec(self.coef_)
+            self.train_scores_ = scores + self.y_mean_
         return self
 
-    def _solve_cg(self, operator, Y: np.ndarray) -> None:
+    def _held_out_rows(self, n: int) -> np.ndarray | None:
+        """Early stopping's held-out rows (solvers.stopping.held_out), or None without it. Refused when
+        either side would be empty."""
+        if not self.early_stopping:
+            return None
+        held = held_out(n, self.validation_fraction, self._split_seed())
+        if held.all() or not held.any():
+            raise InvalidParameter(f"early_stopping holds out {int(held.sum())} of {n} training rows "
+                                   f"(validation_fraction={self.validation_fraction}); it needs some rows on each "
+                                   f"side: more rows, another fraction, or early_stopping=False")
+        return held
+
+    def _stopping(self, validation, lo: int, hi: int, C: int) -> ValidationStopping | None:
+        """The callback scoring targets lo ... hi-1 on the held-out rows: accuracy (all classes'
+        argmax when one pass holds every column, else each column's sign) or squared error."""
+        if validation is None:
+            return None
+        Z_val, truth = validation
+        part = truth[:, lo:hi]
+        if self._task == "regression":
+            score = regression_score(part)
+        elif hi - lo == C:
+            score = classification_score(part)
+        else:
+            score = _mean_sign_accuracy(part)
+        return ValidationStopping(Z_val, score, self.n_iter_no_change)
+
+    def _solve_cg(self, operator, Y: np.ndarray, validation=None) -> None:
         """CG on all targets at once when its vectors fit the memory limit, else on blocks of
         targets in turn (each column's CG is independent, so the result is the same): mnist
         at R = 937 has D = 56 M, and 10 classes at once would need 31 GB."""
@@ -175,12 +231,20 @@ class _FeatureRidge(BaseEstimator):
         coef = np.empty((D, C)) if per_pass < C else None
         self.cg_iterations_, self.cg_residual_, self.cg_passes_ = 0, 0.0, 0
         for lo in range(0, C, per_pass):
-            result = ridge_cg(operator, Y[:, lo:lo + per_pass], self.lam, self.maxit, self.tol,
-                              jacobi=self.solver_ == "pcg")
+            hi = min(C, lo + per_pass)
+            stopper = self._stopping(validation, lo, hi, C)
+            if stopper is not None:
+                stopper.start(np.zeros((D, hi - lo)))
+            result = ridge_cg(operator, Y[:, lo:hi], self.lam, self.maxit, self.tol,
+                              jacobi=self.solver_ == "pcg", callback=stopper)
+            solved = result.coef if stopper is None else stopper.best_coef
+            if stopper is not None:
+                self.best_iteration_ = max(self.best_iteration_, stopper.best_iteration)
+                self.validation_scores_ = np.asarray(stopper.scores)
             if coef is None:
-                coef = result.coef
+                coef = solved
             else:
-                coef[:, lo:lo + per_pass] = result.coef
+                coef[:, lo:hi] = solved
             self.cg_iterations_ = max(self.cg_iterations_, result.iterations)
             self.cg_residual_ = max(self.cg_residual_, float(result.relative_residual.max()))
             self.cg_passes_ += 1
@@ -240,6 +304,12 @@ _R_DOC = """
         CG iteration cap (the authors' default; early stopping is part of the regularization).
     tol : float, default=1e-3
         CG relative residual at which to stop.
+    early_stopping : bool, default=False
+        Hold out `validation_fraction` of the training rows (chosen by a hash of the seed and the
+        row number), score every CG iterate on them and keep the best, stopping after
+        `n_iter_no_change` iterations without a better one (solvers.stopping). Needs no test data.
+    validation_fraction : float, default=0.1
+    n_iter_no_change : int, default=5
     center : bool, default={center}
         Subtract the training mean of the targets and add it back at prediction.
     random_state : int, RandomState instance or None, default=None
@@ -259,6 +329,8 @@ _R_DOC = """
     n_columns_ : int
         D, the number of feature columns.
     cg_iterations_, cg_residual_ : CG's iterations and worst final relative residual.
+    best_iteration_, n_validation_, validation_scores_ : with early stopping, the iterate kept,
+        the held-out rows and the score of every iterate (-1, 0 and absent without it).
     featurize_s_, solve_s_, train_s_ : wall seconds of the fit's phases.
 """
 
@@ -279,12 +351,19 @@ def _doc(summary: str, r_name: str, r_meaning: str, solver: str, center: bool, k
                                           draws_doc="" if kernel else _DRAWS_DOC)
 
 
+def _mean_sign_accuracy(truth: np.ndarray):
+    """Mean over one-vs-all columns of each column's sign accuracy (a pass holding some classes)."""
+    positive = truth > 0
+    return lambda S: float(np.mean((S > 0) == positive))
+
+
 class _RandomBinningRidge(_FeatureRidge):
     _method = "rb"
     _r_param = "n_grids"
 
     def __init__(self, *, n_grids=256, sigma=1.0, lam=0.01, solver="cg", maxit=MAXIT, tol=TOL, center=False,
-                 random_state=None, memory_limit_gb=None, draws="numpy"):
+                 random_state=None, memory_limit_gb=None, draws="numpy", early_stopping=False,
+                 validation_fraction=VALIDATION_FRACTION, n_iter_no_change=PATIENCE):
         self.n_grids = n_grids
         self.sigma = sigma
         self.lam = lam
@@ -295,6 +374,9 @@ class _RandomBinningRidge(_FeatureRidge):
         self.random_state = random_state
         self.memory_limit_gb = memory_limit_gb
         self.draws = draws
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
 
 
 class _RandomFourierRidge(_FeatureRidge):
@@ -302,7 +384,8 @@ class _RandomFourierRidge(_FeatureRidge):
     _r_param = "n_components"
 
     def __init__(self, *, n_components=256, sigma=1.0, kernel="l1", lam=0.01, solver="direct", maxit=MAXIT, tol=TOL,
-                 center=True, random_state=None, memory_limit_gb=None):
+                 center=True, random_state=None, memory_limit_gb=None, early_stopping=False,
+                 validation_fraction=VALIDATION_FRACTION, n_iter_no_change=PATIENCE):
         self.n_components = n_components
         self.sigma = sigma
         self.kernel = kernel
@@ -313,6 +396,9 @@ class _RandomFourierRidge(_FeatureRidge):
         self.center = center
         self.random_state = random_state
         self.memory_limit_gb = memory_limit_gb
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
 
 
 class _NystromRidge(_RandomFourierRidge):

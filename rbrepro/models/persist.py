@@ -196,8 +196,11 @@ def _load(path: Path):
     model = cls(**header["params"])
     for name in cls._saved_arrays:
         setattr(model, name, arrays[f"model.{name}"])
+    defaults = getattr(cls, "_scalar_defaults", {})  # scalars added since: older files lack them
     for name in cls._saved_scalars:
-        setattr(model, name, header["scalars"][name])
+        if name not in header["scalars"] and name not in defaults:
+            raise ModelFileError(f"{path}: damaged model: scalar {name!r} is missing")
+        setattr(model, name, header["scalars"].get(name, defaults.get(name)))
     if "model.classes_" in arrays:
         model.classes_ = arrays["model.classes_"]
     if header.get("feature_class"):

@@ -18,6 +18,20 @@ DEFAULT_L1 = 1e-4
 AUTO_SIGMAS = tuple(float(f"{10 ** (k / 3):.3g}") for k in range(-6, 7))
 
 
+def resolve_stopping(params: CellParams, stopping: str) -> CellParams:
+    """`params` with CG's stopping rule settled: "residual" or "validation" as asked, or "auto", the
+    `train` default a user can trust without test data: where the method solves by CG, the best iterate
+    on a held-out tenth of the training rows (solvers.stopping), with Jacobi PCG for a "default" solver
+    (it reaches the held-out peak in a third of plain CG's steps: README, `make bench-stopping`);
+    elsewhere (direct, Cholesky, rcd) there are no iterations to stop, so "residual"."""
+    if stopping != "auto":
+        return replace(params, stopping=stopping)
+    if params.solved_by() not in ("cg", "pcg"):
+        return replace(params, stopping="residual")
+    solver = "pcg" if params.solver == "default" else params.solver
+    return replace(params, stopping="validation", solver=solver)
+
+
 def choose_sigma(params: CellParams, data, sigmas=AUTO_SIGMAS, on_point=None) -> tuple[float, list, str]:
     """(the best sigma, [(sigma, validation metric)], "low"/"high" when it is a grid end) of `params`
     on a validation split of the training rows (the site's validation file where there is one, else

@@ -37,6 +37,8 @@ Schema (all keys but `name` and `datasets` optional)::
                                #   band over seeds: at the chosen sigma, or at every sigma (at: grid);
                                #   the choice itself is made from `seeds` (and `rng`) alone
     solver: {name: default, maxit: 50, tol: 1.0e-3}   # default | cg | direct | rcd (+ loss, epochs, variant)
+                               #   stopping: residual (tol or maxit, the authors') | validation (cg/pcg:
+                               #   the best iterate on held-out training rows, solvers.stopping)
     defaults: {sigma: [...], R: 16, lam: 0.01, scaling: default}   # per-dataset values override these;
                                # scaling: default (the registry's) | minmax | maxabs | published
     dataset_files: [my-datasets.yaml]   # your own datasets (see rbrepro.data.user), relative to this file
@@ -59,7 +61,8 @@ from rbrepro.models.cell import CellParams
 from rbrepro.models.registry import METHODS, method_names, solver_conflict
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.sweep.selection import PER_EXACT, Selection, choose_sigma, parse_selection
-from rbrepro.vocabulary import BAND_AT, KERNELS, LOSSES, PROTOCOLS, RNGS, SCALINGS, SCORINGS, SOLVERS, VARIANTS
+from rbrepro.vocabulary import (BAND_AT, KERNELS, LOSSES, PROTOCOLS, RNGS, SCALINGS, SCORINGS, SOLVERS, STOPPINGS,
+                                 VARIANTS)
 from rbrepro.vocabulary import FIGURES as DRAWN_FIGURES
 from rbrepro.yamlconf import ConfigError, Node, Reader, compose
 
@@ -116,6 +119,7 @@ class SweepConfig:
     kernel: str = "l1"
     rng: str = "numpy"                    # rb's grid draws in the cells that choose (band cells: numpy)
     scoring: str = "standard"
+    stopping: str = "residual"            # CG's stopping rule (vocabulary.STOPPINGS)
     band_seeds: tuple[int, ...] = ()      # seeds of the band cells (numpy draws)
     band_at: str = "chosen"               # chosen: at the chosen sigma; grid: at every test sigma
     user_datasets: dict = field(default_factory=dict, compare=False, repr=False)
@@ -137,7 +141,8 @@ class SweepConfig:
         return CellParams(dataset=grid.name, method=method, sigma=sigma, kernel=kernel, R=R, lam=grid.lam,
                           solver=solver, maxit=maxit, tol=tol, center=self.center, seed=seed,
                           threads=threads, loss=self.loss, epochs=self.epochs, variant=variant,
-                          evaluate_on=evaluate_on, scaling=grid.scaling, rng=rng, scoring=self.scoring)
+                          evaluate_on=evaluate_on, scaling=grid.scaling, rng=rng, scoring=self.scoring,
+                          stopping="residual" if spec.cholesky else self.stopping)
 
     def _chooses_later(self, method: str) -> bool:
         """Whether this method's test cells wait for a choice (rather than running the grid)."""
@@ -231,7 +236,8 @@ class SweepConfig:
             **({"band": {"seeds": list(self.band_seeds), "at": self.band_at}} if self.band_seeds else {}),
             "sigma_selection": "grid" if self.selection is None else self.selection.to_dict(),
             "solver": {"name": self.solver, "maxit": self.maxit, "tol": self.tol, "loss": self.loss,
-                       "epochs": self.epochs, "variant": list(self.variants)},
+                       "epochs": self.epochs, "variant": list(self.variants),
+                       **({"stopping": self.stopping} if self.stopping != "residual" else {})},
             "dataset_files": list(self.dataset_files),
             "datasets": {g.name: {"sigma": list(g.sigma), "R": list(g.R), "lam": g.lam,
                                   **({"exact_sigma": list(g.exact_sigma)} if g.exact_sigma else {}),
@@ -252,7 +258,7 @@ GRID_KEYS = ("sigma", "R", "lam", "exact_sigma", "baseline_sigma", "select_R", "
              "scaling")
 #: the solver's settings when a config names none (SweepConfig's fields)
 SOLVER_DEFAULTS = {"solver": "default", "maxit": MAXIT, "tol": TOL, "loss": "squared_hinge", "epochs": 20,
-                   "variants": ("async",)}
+                   "variants": ("async",), "stopping": "residual"}
 
 
 def parse_config(text: str, file: str = "<config>") -> SweepConfig:
@@ -332,7 +338,7 @@ def _band(rd: Reader, node: Node, selection: Selection | None) -> tuple[tuple[in
 
 def _solver(rd: Reader, node: Node, methods: tuple[str, ...], kernel: str, rng: str, scoring: str) -> dict:
     """The solver section as SweepConfig's fields; rcd only where it can run (its methods, L1, numpy draws)."""
-    s = rd.mapping(node, "solver", ("name", "maxit", "tol", "loss", "epochs", "variant"))
+    s = rd.mapping(node, "solver", ("name", "maxit", "tol", "loss", "epochs", "variant", "stopping"))
     out = dict(SOLVER_DEFAULTS)
     out["solver"] = solver = rd.choice(s["name"], "solver.name", SOLVERS) if "name" in s else out["solver"]
     if "maxit" in s:
@@ -345,6 +351,11 @@ def _solver(rd: Reader, node: Node, methods: tuple[str, ...], kernel: str, rng: 
         out["epochs"] = rd.number(s["epochs"], "solver.epochs", integer=True)
     if "variant" in s:
         out["variants"] = rd.choice_list(s["variant"], "solver.variant", VARIANTS)
+    if "stopping" in s:
+        out["stopping"] = rd.choice(s["stopping"], "solver.stopping", STOPPINGS)
+        if out["stopping"] == "validation" and solver not in ("cg", "pcg"):
+            rd.fail(s["stopping"], "solver.stopping", "stopping 'validation' stops CG's iterations: it needs "
+                                                      "solver.name cg or pcg")
     conflict = solver_conflict(solver, methods, kernel=kernel, rng=rng, scoring=scoring)  # the cells' own rule
     if conflict:
         rd.fail(s["name"], "solver.name", conflict)

@@ -18,7 +18,7 @@ KEYED_FIELDS = ("dataset", "method", "sigma", "kernel", "R", "lam", "solver", "m
                 "threads", "loss", "epochs", "variant", "evaluate_on", "scaling")
 
 #: Fields added since, hashed only when they differ from their default (so older keys stand).
-KEYED_IF_SET = {"rng": "numpy", "scoring": "standard"}
+KEYED_IF_SET = {"rng": "numpy", "scoring": "standard", "stopping": "residual"}
 
 def params_key(params: CellParams) -> str:
     """A hash of the cell's parameters alone (the memory limit is a setting, not a parameter)."""

@@ -1,0 +1,149 @@
+"""Early stopping on held-out training rows (solvers.stopping): the split, the rule, the estimators,
+the cell parameter, the sweep key and `rbrepro train`'s default."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rbrepro.errors import InvalidParameter
+from rbrepro.models import RandomBinningClassifier, RandomBinningRegressor, RandomFourierRegressor
+from rbrepro.models.cell import CellParams
+from rbrepro.models.train import resolve_stopping
+from rbrepro.solvers.cg import ridge_cg
+from rbrepro.solvers.stopping import ValidationStopping, held_out
+from rbrepro.sweep.keys import params_key
+
+
+def test_held_out_rows_are_a_pure_function_of_seed_and_row_number():
+    whole = held_out(10_000, 0.1, seed=3)
+    assert 850 < whole.sum() < 1150  # about a tenth
+    parts = np.concatenate([held_out(n, 0.1, 3, first_row=lo) for lo, n in ((0, 2500), (2500, 4000), (6500, 3500))])
+    assert np.array_equal(whole, parts)  # partitions hold out the very rows one machine does
+    assert np.array_equal(whole, held_out(10_000, 0.1, seed=3))
+    assert not np.array_equal(whole, held_out(10_000, 0.1, seed=4))
+    with pytest.raises(InvalidParameter, match="validation_fraction"):
+        held_out(10, 1.0, 0)
+
+
+def test_validation_stopping_keeps_the_best_iterate_and_waits_patience_steps():
+    scores = iter([0.1, 0.5, 0.7, 0.6, 0.7, 0.65, 0.69, 0.8])
+
+    class Fixed:
+        def matvec(self, W):
+            return W
+
+    rule = ValidationStopping(Fixed(), lambda S: next(scores), patience=3)
+    stops = [rule(it, np.full((2, 1), float(it))) for it in range(1, 8)]
+    # best 0.7 at iteration 3 (a tie at 5 keeps the earlier); 3 steps later it stops
+    assert stops == [False, False, False, False, False, True, True][:len(stops)]
+    assert rule.best_iteration == 3 and rule.best_score == 0.7
+    assert np.array_equal(rule.best_coef, np.full((2, 1), 3.0))
+
+
+def test_ridge_cg_stops_when_the_callback_says_so():
+    rng = np.random.default_rng(0)
+    Z, y = rng.normal(size=(200, 30)), rng.normal(size=200)
+    seen = []
+    result = ridge_cg(Z, y, 0.1, maxit=50, tol=1e-14, callback=lambda it, W: seen.append(it) or it == 4)
+    assert result.iterations == 4 and seen == [1, 2, 3, 4]
+    assert np.allclose(result.coef, ridge_cg(Z, y, 0.1, maxit=4, tol=1e-14).coef)
+
+
+def _two_moons(n=1500, seed=0):
+    rng = np.random.default_rng(seed)
+    t = rng.uniform(0, np.pi, n)
+    label = rng.integers(0, 2, n)
+    X = np.c_[np.cos(t) + label, np.sin(t) * (1 - 2 * label) + 0.3 * label] + rng.normal(scale=0.15, size=(n, 2))
+    return (X - X.min(0)) / (X.max(0) - X.min(0)), label
+
+
+@pytest.mark.parametrize("solver", ["cg", "pcg"])
+def test_the_kept_model_is_the_solve_on_the_other_rows_stopped_at_the_best_iteration(solver):
+    X, y = _two_moons()
+    model = RandomBinningClassifier(n_grids=32, sigma=4.0, lam=1e-4, solver=solver, maxit=60, early_stopping=True,
+                                    random_state=1).fit(X, y)
+    held = held_out(len(y), 0.1, 1)
+    assert model.n_validation_ == held.sum() and 0 <= model.best_iteration_ <= model.cg_iterations_
+    assert model.cg_iterations_ == 60 or model.cg_iterations_ - model.best_iteration_ == 5
+    # independent reference: the same grids on the other rows, stopped by maxit at the kept iteration
+    reference = RandomBinningClassifier(n_grids=32, sigma=4.0, lam=1e-4, solver=solver, maxit=model.best_iteration_,
+                                        tol=1e-300, random_state=1).fit(X[~held], y[~held])
+    assert reference.n_columns_ == model.n_columns_
+    assert np.allclose(reference.coef_, model.coef_, rtol=1e-9, atol=1e-12)
+    # the held-out rows' score of the kept iterate is the best of all the iterates scored
+    accuracy = np.mean(model.predict(X[held]) == y[held])
+    assert accuracy == pytest.approx(max(model.validation_scores_))
+    assert model.train_scores_.shape[0] == len(y)  # every training row, held out or not
+
+
+def test_regression_early_stopping_and_refusals():
+    rng = np.random.default_rng(2)
+    X = rng.uniform(size=(800, 3))
+    y = np.sin(6 * X[:, 0]) + X[:, 1] + rng.normal(scale=0.3, size=800)
+    model = RandomBinningRegressor(n_grids=32, sigma=3.0, lam=1e-6, maxit=200, tol=1e-12, early_stopping=True,
+                                   random_state=0).fit(X, y)
+    assert model.cg_iterations_ < 200 and model.best_iteration_ >= 1
+    with pytest.raises(InvalidParameter, match="solver 'direct' has none"):
+        RandomFourierRegressor(solver="direct", early_stopping=True).fit(X, y)
+    with pytest.raises(InvalidParameter, match="n_iter_no_change"):
+        RandomBinningRegressor(early_stopping=True, n_iter_no_change=0).fit(X, y)
+    with pytest.raises(InvalidParameter, match="some rows on each side"):
+        RandomBinningRegressor(early_stopping=True).fit(X[:3], y[:3])
+
+
+def test_a_saved_early_stopped_model_round_trips(tmp_path):
+    from rbrepro.models import load
+
+    X, y = _two_moons(600)
+    model = RandomBinningClassifier(n_grids=16, sigma=4.0, solver="pcg", early_stopping=True, random_state=0).fit(X, y)
+    loaded = load(model.save(tmp_path / "m.npz")).estimator
+    assert loaded.best_iteration_ == model.best_iteration_ and loaded.early_stopping
+    assert np.array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_cell_keys_stand_for_the_residual_rule_and_validation_needs_cg():
+    plain = CellParams("ijcnn1", sigma=1.58, R=256)
+    assert params_key(plain) == params_key(CellParams("ijcnn1", sigma=1.58, R=256, stopping="residual"))
+    assert params_key(plain) != params_key(CellParams("ijcnn1", sigma=1.58, R=256, stopping="validation"))
+    with pytest.raises(InvalidParameter, match="stopping 'validation' stops CG"):
+        CellParams("ijcnn1", method="exact", stopping="validation").validate()
+    with pytest.raises(InvalidParameter, match="stopping"):
+        CellParams("ijcnn1", stopping="never").validate()
+
+
+def test_auto_is_validation_with_pcg_where_the_method_solves_by_cg():
+    rb = resolve_stopping(CellParams("ijcnn1"), "auto")
+    assert (rb.solver, rb.stopping) == ("pcg", "validation")
+    assert resolve_stopping(CellParams("ijcnn1", solver="cg"), "auto").solver == "cg"
+    assert resolve_stopping(CellParams("ijcnn1", method="rf"), "auto").stopping == "residual"  # direct: no steps
+    assert resolve_stopping(CellParams("ijcnn1", method="exact"), "auto").stopping == "residual"
+    assert resolve_stopping(CellParams("ijcnn1"), "residual") == CellParams("ijcnn1", stopping="residual")
+
+
+def test_the_sweep_key_reaches_the_cells_and_is_refused_without_cg(tmp_path):
+    from rbrepro.sweep.config import load_config
+    from rbrepro.yamlconf import ConfigError
+
+    text = ("name: es\nmethods: [rb]\nseeds: [0]\nsolver: {name: %s, stopping: validation}\n"
+            "datasets: {digits: {sigma: [0.1], R: [16]}}\n")
+    path = tmp_path / "es.yaml"
+    path.write_text(text % "pcg")
+    config = load_config(path)
+    assert config.stopping == "validation"
+    path.write_text(text % "direct")
+    with pytest.raises(ConfigError, match="solver.stopping"):
+        load_config(path)
+
+
+def test_train_defaults_to_validation_stopping_and_says_so():
+    from tests.cli_runner import run_cli as cli
+
+    row = json.loads(cli("train", "digits", "--R", "16", "--sigma", "0.1", "--json", check=True).stdout)
+    assert (row["solver"], row["stopping"]) == ("pcg", "validation")
+    assert row["n_validation"] > 0 and 0 <= row["best_iteration"] <= row["cg_iterations"]
+    plain = json.loads(cli("train", "digits", "--R", "16", "--sigma", "0.1", "--stopping", "residual",
+                           "--json", check=True).stdout)
+    assert (plain["solver"], plain["stopping"], plain["cg_iterations"]) == ("cg", "residual", 50)
