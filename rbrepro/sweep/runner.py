@@ -7,8 +7,10 @@ on disk but out of results.csv (counted as "kept aside"; `reuse_stale` takes cel
 code or data on purpose). A failed cell is recorded with status "failed" and its error, the
 sweep goes on, and the next run retries it; a cell refused by the memory guard is recorded as
 "skipped" with the limit it was refused under, and retried once the limit is higher. A cell
-whose worker dies is retried once (and the retry reported), then recorded as failed. The
-folder layout is `rbrepro.sweep.store`'s; the backends are `rbrepro.sweep.backends`.
+whose worker dies is retried once (and the retry reported), then recorded as failed. A cell
+of an exclusive config timed under load (`rbrepro.sweep.quiet`) is retimed, up to the config's
+`retime` times, and the quietest attempt kept; a resumed sweep retimes such a row while its
+retimes last. The folder layout is `rbrepro.sweep.store`'s; the backends are `rbrepro.sweep.backends`.
 """
 
 from __future__ import annotations
