@@ -57,7 +57,8 @@ test: $(STAMP)
 # fig3-as-published and fig5-as-published are the authors' protocol (docs/design.md §2a); fig3 ... fig6 the fair one.
 # Fig. 5 runs before Fig. 3: their common cells (the exact kernel and RB at R = 128) are then
 # taken from results/fig5* (--reuse-from: the same key means the same computation) instead of
-# run twice. Fig. 5 is exclusive (timed on an idle machine), so only it can give, never take.
+# run twice. Both are exclusive (timed on an idle machine, retimed where it was busy), and an exclusive
+# sweep takes only rows run exclusively and timed quiet (or whose retimes are spent).
 PUBLISHED_RUNS := fig5 fig3 fig5-as-published fig3-as-published fig4 fig6
 FAIR_RUNS := fig5 fig3 fig4 fig6
 REUSE_fig3 := results/fig5

@@ -111,7 +111,8 @@ class Reader:
         kind = "integer" if integer else "number"
         ok = isinstance(v, numbers.Integral) if integer else isinstance(v, numbers.Real)
         if isinstance(v, bool) or not ok or (not integer and not (v == v and abs(v) != float("inf"))):
-            self.fail(node, path, f"expected a {'positive ' if positive else ''}{kind}, got {v!r}")
+            sign = ("non-negative " if allow_zero else "positive ") if positive else ""
+            self.fail(node, path, f"expected a {sign}{kind}, got {v!r}")
         if positive and (v < 0 or (v == 0 and not allow_zero)):
             self.fail(node, path, f"expected a {'non-negative' if allow_zero else 'positive'} {kind}, got {v!r}")
         return int(v) if integer else float(v)

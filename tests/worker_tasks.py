@@ -61,3 +61,26 @@ def sleep_long(seconds):
 
     time.sleep(seconds)
     return {}
+
+
+def under_scripted_load(params, dataset_ref, data_path=None, mirror=None, memory_limit_gb=None):
+    """run_cell_task with the other cores' load taken from a script, not the machine: the first load
+    of data_path/loads.json (then dropped from it) is what this attempt measures."""
+    import json
+    import time
+
+    from rbrepro.sweep import worker
+
+    script = Path(data_path) / "loads.json"
+    loads = json.loads(script.read_text())
+    load, since = loads.pop(0), []
+    script.write_text(json.dumps(loads))
+
+    def busy_cpu_seconds():
+        if not since:
+            since.append(time.time())
+            return 0.0, 0.0
+        return load * (time.time() - since[0]), 0.0
+
+    worker._busy_cpu_seconds = busy_cpu_seconds
+    return run_cell_task(params, dataset_ref, None, mirror, memory_limit_gb)

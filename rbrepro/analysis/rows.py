@@ -8,6 +8,7 @@ import re
 import pandas as pd
 
 from rbrepro.models.registry import REFERENCE
+from rbrepro.sweep.quiet import LOAD_FLAG_CORES, disturbed_timings  # noqa: F401 - re-exported: one rule, the sweep's
 
 
 def test_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -71,17 +72,3 @@ def exact_reference(frame: pd.DataFrame, dataset: str) -> tuple[float | None, st
                 rows = f" ({int(match.group(1)):,} training rows)" if match.group(1) else ""
                 return None, f"exact kernel: needs {match.group(2)}, not run{rows}"
     return None, "exact kernel: not in these results"
-
-
-#: other processes keeping more than this many cores busy during a cell flag its timings
-LOAD_FLAG_CORES = 0.25
-
-
-def disturbed_timings(frame: pd.DataFrame) -> pd.Series:
-    """Rows whose timings were taken under load (other processes busy) or beside other cells."""
-    flags = pd.Series(False, index=frame.index)
-    if "load_other_cores" in frame:
-        flags |= frame["load_other_cores"].fillna(0) > LOAD_FLAG_CORES
-    if "concurrent_cells" in frame:
-        flags |= frame["concurrent_cells"].fillna(0) > 0
-    return flags

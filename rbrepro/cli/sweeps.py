@@ -185,8 +185,10 @@ def _dry_run(cfg, out_dir: Path, narrow, data_dir, mirror, reuse_stale: bool, re
                    + (f" [selects sigma on {p.evaluate_on} data]" if p.evaluate_on == "validation" else ""))
     n_done = sum(s.status in ("done", "skipped") for s in states)
     reuse = f", {n_reuse} to take from --reuse-from" if sources else ""
+    n_retime = sum(s.status == "retime" for s in states)
+    retime = f" ({n_retime} to retime: timed under load)" if n_retime else ""
     typer.echo(f"{len(states)} cells{plan.later}, {n_done} done, {sum(s.status == 'failed' for s in states)} "
-               f"failed{reuse}, {len(states) - n_done - n_reuse} to run -> {out_dir}")
+               f"failed{reuse}, {len(states) - n_done - n_reuse} to run{retime} -> {out_dir}")
 
 
 def _report(cfg, counts: dict, out_dir: Path, reuse_from: list[Path], datasets: list[str]) -> None:
@@ -197,6 +199,8 @@ def _report(cfg, counts: dict, out_dir: Path, reuse_from: list[Path], datasets: 
         typer.echo(f"{name}: not available here, no cells run: {why}")
     n_reused = counts.get("reused", 0)
     reused = f", {n_reused} taken from --reuse-from" if n_reused or reuse_from else ""
+    if counts.get("retimed"):
+        reused += f", {counts['retimed']} retimed: timed under load, run again"
     typer.echo(f"{cfg.name}: {counts['done']}/{counts['total']} cells done ({counts['ran']} run now{reused}, "
                f"{counts['total'] - counts['ran'] - n_reused} already done), {counts['failed']} failed, {counts['skipped']} "
                f"skipped by the memory guard -> {out_dir / 'results.csv'}{aside}")

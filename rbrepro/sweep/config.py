@@ -11,7 +11,11 @@ Schema (all keys but `name` and `datasets` optional)::
     methods: [rb]
     seeds: [0]
     threads: [1]               # numba threads per cell (a list is a grid dimension, Fig. 6); 0 = all cores
-    exclusive: false           # true: one cell at a time, so timings are undisturbed (Fig. 5, Fig. 6)
+    exclusive: false           # true: one cell at a time, so timings are undisturbed (Fig. 3, 5, 6)
+    retime: 3                  # exclusive only: a cell timed under load (other processes' load above
+                               #   LOAD_FLAG_CORES, rbrepro.sweep.quiet) runs again, up to this many more
+                               #   times, and the quietest attempt's row is kept (`retimes` in the row);
+                               #   also when a sweep resumes [default: 3 if exclusive, else 0]
     cluster: local:4           # fit and predict each cell across a dask cluster: local:N (started per cell)
                                # or tcp://HOST:PORT; rb, rf and nystrom only [default: none, in the worker]
     protocol: fair             # fair | as-published | custom, recorded in every row (docs/design.md §2a):
@@ -113,6 +117,7 @@ class SweepConfig:
     epochs: int = 20
     variants: tuple[str, ...] = ("async",)
     exclusive: bool = False
+    retime: int = 0                       # retimes of a cell timed under load (exclusive configs only)
     cluster: str | None = None            # the dask cluster every cell's fit runs on (rbrepro.distributed)
     selection: Selection | None = None    # None: the grid, nothing chosen
     protocol: str = "custom"
@@ -231,6 +236,7 @@ class SweepConfig:
         return {
             "name": self.name, "figure": self.figure, "methods": list(self.methods), "seeds": list(self.seeds),
             "threads": list(self.threads), "center": self.center, "exclusive": self.exclusive,
+            "retime": self.retime,
             **({"cluster": self.cluster} if self.cluster else {}),
             "protocol": self.protocol, "kernel": self.kernel, "rng": self.rng, "scoring": self.scoring,
             **({"band": {"seeds": list(self.band_seeds), "at": self.band_at}} if self.band_seeds else {}),
@@ -253,7 +259,7 @@ class SweepConfig:
 
 TOP_KEYS = ("name", "figure", "description", "methods", "seeds", "threads", "center", "solver", "defaults",
             "dataset_files", "datasets", "exclusive", "sigma_selection", "protocol", "kernel", "rng", "scoring",
-            "band", "cluster")
+            "band", "cluster", "retime")
 GRID_KEYS = ("sigma", "R", "lam", "exact_sigma", "baseline_sigma", "select_R", "targets", "methods", "seeds",
              "scaling")
 #: the solver's settings when a config names none (SweepConfig's fields)
@@ -272,6 +278,7 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
     seeds = rd.number_list(top["seeds"], "seeds", integer=True, allow_zero=True) if "seeds" in top else (0,)
     threads = rd.number_list(top["threads"], "threads", integer=True, allow_zero=True) if "threads" in top else (1,)
     exclusive = rd.boolean(top["exclusive"], "exclusive") if "exclusive" in top else False
+    retime = _retime(rd, top, exclusive)
     protocol = rd.choice(top["protocol"], "protocol", PROTOCOLS) if "protocol" in top else "custom"
     kernel = rd.choice(top["kernel"], "kernel", KERNELS) if "kernel" in top else "l1"
     selection = parse_selection(rd, top["sigma_selection"], protocol) if "sigma_selection" in top else None
@@ -297,7 +304,7 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
         cluster = cluster_key(rd, top["cluster"], methods + tuple(m for g in grids for m in g.methods))
     return SweepConfig(name=name, figure=figure, methods=methods, seeds=seeds, threads=threads, center=center,
                        datasets=tuple(grids), dataset_files=tuple(dataset_files), user_datasets=extra,
-                       exclusive=exclusive, selection=selection, protocol=protocol, kernel=kernel, rng=rng,
+                       exclusive=exclusive, retime=retime, selection=selection, protocol=protocol, kernel=kernel, rng=rng,
                        scoring=scoring, band_seeds=band_seeds, band_at=band_at, cluster=cluster, **solver)
 
 
@@ -311,6 +318,23 @@ def _name(rd: Reader, top: dict[str, Node], file: str) -> str:
         rd.fail(top["name"], "name", f"expected a name of letters, digits, '-', '_' or '.' that starts with a "
                                      f"letter or digit (it names a folder under results/), got {name!r}")
     return name
+
+
+#: retimes of a cell timed under load when an exclusive config names none
+RETIME_DEFAULT = 3
+
+
+def _retime(rd: Reader, top: dict[str, Node], exclusive: bool) -> int:
+    """How many more times a cell timed under load runs: a count of 0 or more, exclusive configs
+    only (cells that run side by side are always beside another; their timings are not retimed)."""
+    if "retime" not in top:
+        return RETIME_DEFAULT if exclusive else 0
+    retime = rd.number(top["retime"], "retime", integer=True, allow_zero=True)
+    if retime and not exclusive:
+        rd.fail(top["retime"], "retime", f"got {retime} without `exclusive: true`: retiming cells timed under "
+                                         f"load needs one cell at a time (cells side by side are always "
+                                         f"disturbed); add exclusive: true or drop retime")
+    return retime
 
 
 def _draws_and_scoring(rd: Reader, top: dict[str, Node], protocol: str) -> tuple[str, str]:

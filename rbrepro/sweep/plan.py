@@ -57,13 +57,14 @@ class SweepCounts:
     ran: int = 0
     reused: int = 0
     aside: int = 0
+    retimed: int = 0  # cells of an exclusive config run again in this sweep because they were timed under load
     unavailable: dict = field(default_factory=dict)
     #: every phase's finished cells, in order (the CSV is rebuilt from them mid-sweep)
     finished_keys: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"total": self.total, "done": self.done, "failed": self.failed, "skipped": self.skipped,
-                "ran": self.ran, "reused": self.reused, "aside": self.aside, "unavailable": self.unavailable}
+                "ran": self.ran, "reused": self.reused, "aside": self.aside, "retimed": self.retimed, "unavailable": self.unavailable}
 
 
 def fingerprints_for(config: SweepConfig, cells, data_path=None, mirror=None, unavailable: dict | None = None,
@@ -112,8 +113,8 @@ class SweepPlan:
         return list(dict.fromkeys((*self.selection, *self.cells, *self.band)))
 
     def states(self, reuse_stale: bool = False, memory_limit: float | None = None) -> list[CellState]:
-        """Each known cell's state in the results folder (done, todo, failed, skipped)."""
-        return cell_states(self.known, self.out, self.fingerprints, reuse_stale, memory_limit)
+        """Each known cell's state in the results folder (done, todo, failed, skipped, retime)."""
+        return cell_states(self.known, self.out, self.fingerprints, reuse_stale, memory_limit, self.config.retime)
 
 
 def plan_sweep(config: SweepConfig, out: Path, narrow: Callable | None = None, cells: list | None = None,

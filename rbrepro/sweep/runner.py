@@ -7,8 +7,10 @@ on disk but out of results.csv (counted as "kept aside"; `reuse_stale` takes cel
 code or data on purpose). A failed cell is recorded with status "failed" and its error, the
 sweep goes on, and the next run retries it; a cell refused by the memory guard is recorded as
 "skipped" with the limit it was refused under, and retried once the limit is higher. A cell
-whose worker dies is retried once (and the retry reported), then recorded as failed. The
-folder layout is `rbrepro.sweep.store`'s; the backends are `rbrepro.sweep.backends`.
+whose worker dies is retried once (and the retry reported), then recorded as failed. A cell
+of an exclusive config timed under load (`rbrepro.sweep.quiet`) is retimed, up to the config's
+`retime` times, and the quietest attempt kept; a resumed sweep retimes such a row while its
+retimes last. The folder layout is `rbrepro.sweep.store`'s; the backends are `rbrepro.sweep.backends`.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from rbrepro.sweep.backends import LocalBackend, default_workers
 from rbrepro.sweep.config import SweepConfig
 from rbrepro.sweep.keys import params_key
 from rbrepro.sweep.plan import CellTask, ClusterCellTask, Job, SweepCounts, SweepPlan, plan_sweep
+from rbrepro.sweep.quiet import LOAD_FLAG_CORES, quietness
 from rbrepro.sweep.store import (
     CSV_NAME,
     UNAVAILABLE_NAME,
@@ -46,6 +49,7 @@ from rbrepro.sweep.store import (
     own_partial_files,
     published_rows,
     read_row,
+    retimes_left,
     sweep_lock,
     write_row,
 )
@@ -166,12 +170,14 @@ def reused_row(key: str, sources: Iterable[Path], config: SweepConfig) -> dict |
     The key fixes the parameters, the data and the algorithms' version, so the row is the
     result this sweep would compute. Its provenance (git_commit, finished_at, timings) is kept,
     and `reused_from` names the sweep that ran it. An exclusive config (timings on an idle
-    machine) takes only rows that were themselves run exclusively."""
+    machine) takes only rows that were themselves run exclusively, and not a row timed under load
+    that it would retime (`retime`): that cell runs here."""
     for source in sources:
         row = read_row(cell_path(Path(source), key))
         if row is None:  # a published folder commits its results.csv only: its rows serve as well
             row = _published(Path(source)).get(key)
-        if row is None or row["status"] != "ok" or (config.exclusive and not row.get("exclusive")):
+        if row is None or row["status"] != "ok" or (config.exclusive and not row.get("exclusive")) \
+                or retimes_left(row, config.retime):
             continue
         return {**row, "reused_from": row.get("reused_from") or row.get("sweep", str(source)), "sweep": config.name,
                 "figure": config.figure, "protocol": config.protocol}
@@ -180,14 +186,16 @@ def reused_row(key: str, sources: Iterable[Path], config: SweepConfig) -> dict |
 def _run_phase(plan: SweepPlan, cells: list[CellParams], *, data_path, mirror, backend, on_progress,
                counts: SweepCounts, memory_limit_gb, sources, reuse_stale: bool, limit: float) -> None:
     """Run one phase's cells (selection, test or band) that are not done: take what `sources`
-    have, queue the rest as jobs on the backend, and write each row as it comes."""
+    have, queue the rest as jobs on the backend, and write each row as it comes. A cell of an
+    exclusive config timed under load is queued again (`retime`), in rounds after the others, until
+    one attempt is quiet or its retimes are spent (`kept_attempt`)."""
     config, out, fingerprints = plan.config, plan.out, plan.fingerprints
-    states = cell_states(cells, out, fingerprints, reuse_stale, limit)
-    todo = [s for s in states if s.status in ("todo", "failed")]
+    states = cell_states(cells, out, fingerprints, reuse_stale, limit, config.retime)
+    todo = [s for s in states if s.status in ("todo", "failed", "retime")]
     if sources:
         still = []
         for s in todo:
-            row = reused_row(s.key, sources, config)
+            row = None if s.status == "retime" else reused_row(s.key, sources, config)
             if row is None:
                 still.append(s)
                 continue
@@ -211,6 +219,8 @@ def _run_phase(plan: SweepPlan, cells: list[CellParams], *, data_path, mirror, b
                                       memory_budget=memory_limit_bytes(memory_limit_gb), exclusive=config.exclusive)
     by_key = {s.key: s for s in todo}
     known = {s.key: s.row for s in states if s.row is not None and s.status in ("done", "skipped")}
+    kept = {s.key: s.row for s in todo if s.status == "retime"}  # the quietest ok attempt so far
+    again: list[str] = []
     last_csv, pending = [0.0], [len(by_key)]
 
     def on_row(key: str, row: dict) -> None:
@@ -224,7 +234,18 @@ def _run_phase(plan: SweepPlan, cells: list[CellParams], *, data_path, mirror, b
         row["protocol"] = config.protocol
         row["exclusive"] = bool(config.exclusive)
         row["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        write_row(out, key, row)
+        attempt = row
+        row = kept_attempt(kept.get(key), attempt)
+        write_row(out, key, row)  # after every attempt: a sweep killed mid-retime resumes with the retimes left
+        if retimes_left(row, config.retime):
+            kept[key] = row
+            again.append(key)
+            log.info("cell %s: timed under load (%.2f other cores busy, more than %g); retiming it (%d/%d)", key,
+                     float(attempt.get("load_other_cores") or 0.0), LOAD_FLAG_CORES, row["retimes"] + 1,
+                     config.retime)
+            return
+        if row.get("retimes"):
+            counts.retimed += 1
         known[key] = row
         status = row.get("status")
         log.info("cell %s %s: %s %s R=%s sigma=%g seed=%s (%.1f s)%s", key, status, params.dataset, params.method,
@@ -249,7 +270,31 @@ def _run_phase(plan: SweepPlan, cells: list[CellParams], *, data_path, mirror, b
         return ClusterCellTask(*args, config.cluster) if config.cluster else CellTask(*args)
 
     jobs = [Job(s.key, task(s.params)) for s in by_key.values()]
-    backend.run(jobs, on_row, {job.key: cell_memory_estimate(job.args.params, job.args.dataset_ref) for job in jobs})
+    estimates = {job.key: cell_memory_estimate(job.args.params, job.args.dataset_ref) for job in jobs}
+    while jobs:  # the cells timed under load again, once every other cell has run (the load may pass)
+        again.clear()
+        backend.run(jobs, on_row, estimates)
+        jobs = [Job(key, task(by_key[key].params)) for key in again]
+
+
+def kept_attempt(kept: dict | None, attempt: dict) -> dict:
+    """The row to keep of a cell after its latest attempt: the first attempt's row; after a retime,
+    the quieter of the row kept so far and the new attempt (`sweep.quiet.quietness`; the earlier on a
+    tie, and never a retime that did not finish ok), with `retimes`, the attempts beyond the first,
+    counted over every sweep that ran the cell. The results are the same given the seed; only the
+    timings differ (a retime whose results differ is logged)."""
+    if kept is None:
+        return {**attempt, "retimes": 0}
+    retimes = int(kept.get("retimes") or 0) + 1
+    if attempt.get("status") != "ok":
+        log.warning("cell %s: a retime did not finish (%s); the row timed before is kept", kept.get("cell_key"),
+                    attempt.get("error"))
+        return {**kept, "retimes": retimes}
+    if not _same(attempt.get("test_metric"), kept.get("test_metric")):
+        log.warning("cell %s: a retime gave test_metric %s where the first run gave %s (the same seed should "
+                    "give the same results)", kept.get("cell_key"), attempt.get("test_metric"), kept.get("test_metric"))
+    quietest = min((kept, attempt), key=quietness)
+    return {**quietest, "retimes": retimes}
 
 
 def cell_memory_estimate(params: CellParams, dataset) -> float:
@@ -265,3 +310,7 @@ def cell_memory_estimate(params: CellParams, dataset) -> float:
     if memory == "features":
         return featurize_memory(params.method, n, d, params.R)
     return 0.0  # blocks: leaf-size blocks, small beside the data
+
+
+def _same(a, b) -> bool:
+    return a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)  # NaN: the same

@@ -32,6 +32,7 @@ from rbrepro.errors import RbreproError
 from rbrepro.memory import memory_limit_bytes
 from rbrepro.models.cell import CellParams
 from rbrepro.sweep.keys import cell_key, params_key
+from rbrepro.sweep.quiet import row_disturbed
 
 CSV_NAME = "results.csv"
 
@@ -80,7 +81,7 @@ def claim_folder(out: Path, name: str) -> None:
 class CellState:
     params: CellParams
     key: str
-    status: str  # "done", "skipped", "failed", "todo"
+    status: str  # "done", "skipped", "failed", "todo", "retime" (ok, but timed under load: runs again)
     row: dict | None = None
 
 ROW_REQUIRED = {"ok": ("dataset", "method", "test_metric", "train_metric", "train_s"), "skipped": ("error",),
@@ -136,10 +137,22 @@ def _stale_index(out: Path) -> dict[str, tuple[str, dict]]:
             index[row["params_key"]] = (path.stem, row)
     return index
 
+def retimes_left(row: dict, retime: int) -> int:
+    """How many more times a finished row's cell runs to be timed quiet: none for a row timed quiet
+    (`sweep.quiet.row_disturbed`) or not ok, else what `retime` leaves after the row's own `retimes`."""
+    if retime <= 0 or row.get("status") != "ok" or not row_disturbed(row):
+        return 0
+    return max(0, retime - int(row.get("retimes") or 0))
+
+
 def cell_states(cells: list[CellParams], out: Path, fingerprints: dict | None = None, reuse_stale: bool = False,
-                memory_limit: float | None = None) -> list[CellState]:
+                memory_limit: float | None = None, retime: int = 0) -> list[CellState]:
     """Each cell's state in `out`. A skipped cell is due again when the memory limit now in force
-    (`memory_limit` bytes; default: the configured one) is above the one it was refused under."""
+    (`memory_limit` bytes; default: the configured one) is above the one it was refused under. With
+    `retime` (an exclusive config's), an ok row timed under load whose retimes are not spent is due
+    again too ("retime"): a resumed sweep retimes it rather than trust it, and the row on disk
+    (rewritten after every attempt with its `retimes`) says how many are spent, so a sweep killed
+    mid-retime resumes with the rest."""
     fingerprints = fingerprints or {}
     limit = memory_limit_bytes() if memory_limit is None else memory_limit
     stale = _stale_index(out) if reuse_stale else {}
@@ -153,6 +166,8 @@ def cell_states(cells: list[CellParams], out: Path, fingerprints: dict | None = 
             status = "todo"
         elif row["status"] == "skipped" and float(row.get("memory_limit_bytes") or 0) < limit:
             status = "todo"
+        elif retimes_left(row, retime):
+            status = "retime"
         else:
             status = {"ok": "done", "skipped": "skipped"}.get(row["status"], "failed")
         states.append(CellState(c, key, status, row))

@@ -27,6 +27,15 @@ def _quiet(frame: pd.DataFrame) -> str:
     return f"{100.0 * (~disturbed_timings(ok)).mean():.0f} %"
 
 
+def _retimed(frame: pd.DataFrame) -> str:
+    """How many successful rows an exclusive sweep retimed (timed under load, run again: their `retimes`);
+    – for rows of a sweep that did not record it."""
+    if "retimes" not in frame:
+        return "–"
+    ok = frame[frame["status"] == "ok"] if "status" in frame else frame
+    return str(int((pd.to_numeric(ok["retimes"], errors="coerce").fillna(0) > 0).sum()))
+
+
 def _seeds(frame: pd.DataFrame) -> str:
     if {"R", "sigma", "seed", "method", "dataset"} <= set(frame.columns):
         return row_seeds(frame)
@@ -55,10 +64,13 @@ def _commits_note(found: dict[str, tuple[list[str], str]]) -> str:
 def provenance_section(loaded_runs: dict, drifts: dict[str, list[str]], bins: pd.DataFrame | None = None) -> str:
     """One row per published run (and the shape-binning rows): rows, commits, dirty rows, protocol, config."""
     rows, found = [], {}
+    # the retimed rows' column once a run records retimes (older CSVs have no such column)
+    retimes = any(loaded is not None and "retimes" in loaded[0] for loaded in loaded_runs.values())
     for run in sorted(loaded_runs):
         loaded = loaded_runs[run]
         if loaded is None:
-            rows.append([f"results/{run}", "not committed", "–", "–", "–", "–", "–", "–", "–"])
+            rows.append([f"results/{run}", "not committed", "–", "–", "–", "–", *(["–"] if retimes else []),
+                         "–", "–", "–"])
             continue
         frame, config = loaded
         commits = sorted(set(frame.get("git_commit", pd.Series(dtype=str)).dropna().astype(str)))
@@ -67,17 +79,20 @@ def provenance_section(loaded_runs: dict, drifts: dict[str, list[str]], bins: pd
         scoring = sorted(set(frame["scoring"].fillna("standard"))) if "scoring" in frame else ["standard"]
         found[run] = (commits, str(frame["finished_at"].dropna().astype(str).max()) if "finished_at" in frame else "")
         rows.append([f"results/{run}", len(frame), ", ".join(c[:7] for c in commits) or "–", _when(frame), dirty,
-                     _quiet(frame), f"{config.get('protocol', '–')}; draws {', '.join(draws)}; scoring "
-                     f"{', '.join(scoring)}", _seeds(frame), drift_note(drifts[run], stale_generated_data(frame))])
+                     _quiet(frame), *([_retimed(frame)] if retimes else []),
+                     f"{config.get('protocol', '–')}; draws {', '.join(draws)}; scoring {', '.join(scoring)}", _seeds(frame), drift_note(drifts[run], stale_generated_data(frame))])
     if bins is not None:
         commits = sorted(set(bins["git_commit"].dropna().astype(str)))
         rows.append([f"{SHAPE_BINS.parent}", len(bins), ", ".join(c[:7] for c in commits) or "–", _when(bins),
-                     int(true_values(bins["git_dirty"]).sum()), "–", "measured; draws authors", "–",
-                     drift_note([], stale_shape_bins(bins))])
+                     int(true_values(bins["git_dirty"]).sum()), "–", *(["–"] if retimes else []),
+                     "measured; draws authors", "–", drift_note([], stale_shape_bins(bins))])
     return ("## Where the numbers come from\n\nEach published run, the commits its rows were computed at and the "
             "days they finished, how many rows came from a tree with uncommitted changes, the share of its "
             f"successful rows timed quiet (other processes' load at most {LOAD_FLAG_CORES} cores, no cell "
-            "beside: the others' times carry load), its protocol, the seeds per point its rows hold, and "
+            "beside: the others' times carry load), "
+            + ("how many of them an exclusive sweep retimed (timed under load, so run again and the quietest "
+               "attempt kept), " if retimes else "")
+            + "its protocol, the seeds per point its rows hold, and "
             "whether it was made under today's `configs/<run>.yaml`:\n\n"
-            + table(["run", "rows", "commits", "finished", "dirty rows", "quiet timings", "protocol", "seeds",
-                     "config"], rows) + "\n\n" + _commits_note(found)).rstrip()
+            + table(["run", "rows", "commits", "finished", "dirty rows", "quiet timings",
+                     *(["retimed rows"] if retimes else []), "protocol", "seeds", "config"], rows) + "\n\n" + _commits_note(found)).rstrip()
