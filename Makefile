@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 MIRROR ?= $(abspath ../shared/data/libsvm)
 DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 
-.PHONY: publish bench-distributed bench-roofline theory scaling paper-scale shape-binning report install demo test soak battery bench-authors bench-authors-solver bench-susy bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
+.PHONY: bench-stopping publish bench-distributed bench-roofline theory scaling paper-scale shape-binning report install demo test soak battery bench-authors bench-authors-solver bench-susy bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
 
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
@@ -34,6 +34,8 @@ help:
 	@echo "make bench-susy   the paper's largest run, RB at R = 1024 on the SUSY shape (4 M rows; ids 16.4 GB)"
 	@echo "make bench-distributed  RB at R = 1024 on 4 M SUSY-shaped rows across local:4 dask workers (12 GB each),"
 	@echo "                  and the time per CG step for 1 ... 1000 machines on 10 Gb/s"
+	@echo "make bench-stopping  CG's stopping rules (authors' 50 steps, held-out early stop, with Jacobi PCG) on every"
+	@echo "                  mirror dataset, RB at R = 256 and 1024"
 	@echo "make bench-authors-solver  the authors' PCG driver (49 updates, warm-started classes) on their draws"
 
 $(STAMP): pyproject.toml constraints.txt
@@ -158,6 +160,9 @@ bench-train: $(STAMP)
 
 bench-rcd: $(STAMP)
 	$(DATA_ENV) $(BIN)/python -m bench.rcd_speedup
+
+bench-stopping: $(STAMP)
+	$(DATA_ENV) $(BIN)/python -m bench.stopping
 
 bench-pcg: $(STAMP)
 	$(DATA_ENV) $(BIN)/python -m bench.pcg_vs_cg
