@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 MIRROR ?= $(abspath ../shared/data/libsvm)
 DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 
-.PHONY: bench-stopping publish bench-distributed bench-roofline theory scaling paper-scale shape-binning report install demo test soak battery bench-authors bench-authors-solver bench-susy bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-growth clean-results help
+.PHONY: bench-stopping publish bench-distributed bench-roofline theory scaling paper-scale shape-binning report install demo test soak battery bench-authors bench-authors-solver bench-susy bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-peers bench-growth clean-results help
 
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
@@ -36,6 +36,8 @@ help:
 	@echo "                  and the time per CG step for 1 ... 1000 machines on 10 Gb/s"
 	@echo "make bench-stopping  CG's stopping rules (authors' 50 steps, held-out early stop, with Jacobi PCG) on every"
 	@echo "                  mirror dataset, RB at R = 256 and 1024"
+	@echo "make bench-peers  time to exact-kernel accuracy - 0.5/1/2 pt: rbrepro RB, sklearn Nystroem/RBFSampler,"
+	@echo "                  sklearnex SVC/SVR, the authors' C++ (AUTHORS=PATH, SKLEARNEX_PYTHON=PATH)"
 	@echo "make bench-authors-solver  the authors' PCG driver (49 updates, warm-started classes) on their draws"
 
 $(STAMP): pyproject.toml constraints.txt
@@ -172,6 +174,13 @@ bench-equal-r: $(STAMP)
 
 bench-tta: $(STAMP)
 	$(DATA_ENV) $(BIN)/python -m bench.time_to_accuracy ijcnn1 cadata mnist
+
+# Time to accuracy against the fastest CPU peers, one run (issue 35): AUTHORS=PATH a checkout of
+# teddylfwu/RandomBinning, SKLEARNEX_PYTHON=PATH a python with scikit-learn-intelex (kept out of .venv:
+# its tbb would switch numba's threading layer); either missing is skipped with one line.
+bench-peers: $(STAMP)
+	$(DATA_ENV) RBREPRO_AUTHORS_CHECKOUT="$(AUTHORS)" RBREPRO_SKLEARNEX_PYTHON="$(SKLEARNEX_PYTHON)" \
+		$(BIN)/python -m bench.peers --datasets ijcnn1 cadata letter --repeats 3 --out bench/results/peers.csv
 
 bench-growth: $(STAMP)
 	$(BIN)/python -m bench.growth

@@ -67,9 +67,12 @@ def text_file(raw: Path, dest: Path) -> Path:
     return dest
 
 
-def run_theirs(exe: Path, train: Path, test: Path, R: int, sigma: float, lam: float, threads: int) -> dict:
-    args = [str(exe), str(threads), str(train), str(test), "2", "22", str(R), "1", str(lam), "1", str(sigma),
-            "50", "1e-3", "0"]
+def run_theirs(exe: Path, train: Path, test: Path, R: int, sigma: float, lam: float, threads: int,
+               n_classes: int = 2, n_features: int = 22, maxit: int = 50, tol: float = 1e-3) -> dict:
+    """One run of their program: n_classes 1 is regression (their perf is then the relative
+    error), 2 binary (labels +-1), more one-vs-all (labels 0 ... n_classes - 1)."""
+    args = [str(exe), str(threads), str(train), str(test), str(n_classes), str(n_features), str(R), "1", str(lam),
+            "1", str(sigma), str(maxit), str(tol), "0"]
     proc = subprocess.run(args, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": str(threads)})
     match = LINE.search(proc.stdout)
     if proc.returncode != 0 or not match:

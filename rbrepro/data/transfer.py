@@ -12,9 +12,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import requests
-import urllib3
-
 from rbrepro.data.atomic import write_text_atomic
 from rbrepro.data.files import CHUNK
 from rbrepro.data.inputs import InputFileError, open_regular, redact
@@ -64,6 +61,12 @@ class FetchError(RbreproError, RuntimeError):
 REASON_CHARS = 160
 
 
+def _is_timeout(exc: BaseException) -> bool:
+    import requests  # here, not at the top: loading data offline (digits, a mirror) never needs it
+
+    return isinstance(exc, requests.Timeout)
+
+
 def network_reason(exc: BaseException) -> str:
     """A short, plain reason for a failed request: the host that could not be resolved or reached
     (an offline machine), a timeout, else the error's first clause, never urllib3's nested reprs."""
@@ -74,7 +77,7 @@ def network_reason(exc: BaseException) -> str:
         return f"cannot resolve{where} (no network, or no DNS here?)"
     if "Connection refused" in text:
         return f"connection refused by{where or ' the server'}"
-    if isinstance(exc, requests.Timeout) or "timed out" in text:
+    if _is_timeout(exc) or "timed out" in text:
         return f"timed out: no answer from{where or ' the server'} in time"
     first = re.sub(r"\s*\(Caused by .*", "", text)
     first = f"{type(exc).__name__}: {first}"
@@ -123,6 +126,8 @@ class _Pace:
 
 def _request(url: str, headers: dict, stream: bool, timeout: tuple[float, float] | None = None):
     """One GET; None on 404; _Broken on network trouble; FetchError on other HTTP errors."""
+    import requests
+
     try:
         resp = requests.get(url, headers=headers, stream=stream,
                             timeout=timeout or (CONNECT_TIMEOUT_S, read_timeout_s()))
@@ -153,6 +158,9 @@ def _blocks(resp, decode: bool = False):
     """The body as it arrives, one socket read at a time (so a broken transfer keeps every byte
     received, and the time limits are checked as bytes trickle in); content decoding only when
     asked (a download's byte offsets must be those of the file itself)."""
+    import requests
+    import urllib3
+
     raw = resp.raw
     try:
         while True:

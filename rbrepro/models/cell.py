@@ -23,7 +23,6 @@ from rbrepro.errors import InvalidParameter
 from rbrepro.features.params import check_sigma
 from rbrepro.memory import PeakMemory, memory_limit_bytes
 from rbrepro.models import targets
-from rbrepro.models.l1_model import L1_MODEL
 from rbrepro.models.registry import METHODS, method_names, solver_conflict
 from rbrepro.provenance import provenance
 from rbrepro.solvers.cg import MAXIT, TOL
@@ -134,7 +133,9 @@ def make_model(params: CellParams, task: str, threads: int):
     """The estimator a cell's parameters describe: the same classes `rbrepro.models` exports."""
     p = params
     optional = {} if p.center is None else {"center": p.center}
-    if p.solver == "rcd":
+    if p.solver == "rcd":  # the L1 model (and its RCD kernels) load only for a cell that uses it
+        from rbrepro.models.l1_model import L1_MODEL
+
         return L1_MODEL[task](method=p.method, n_components=p.R, sigma=p.sigma, l1=p.lam, loss=p.loss,
                               epochs=p.epochs, threads=threads, variant=p.variant, random_state=p.seed,
                               memory_limit_gb=p.memory_limit_gb)
