@@ -53,7 +53,7 @@ def plot_fig6(results: pd.DataFrame, out_base: Path, config: dict | None = None)
     rcd = ok[(ok["solver"] == "rcd")] if len(ok) and "solver" in ok else ok.iloc[0:0]
     datasets = list(dict.fromkeys(rcd["dataset"])) if len(rcd) else []
     expected = list((config or {}).get("datasets", {}) or [])
-    fig, axes = new_figure(len(datasets), 2, width=5.2, height=3.8, legend_width=2.4, legend_at=1)
+    fig, axes = new_figure(len(datasets), 2, width=5.2, height=3.8, legend_width=2.8, legend_at=1)
     for row, name in enumerate(datasets):
         ax = axes[row, 0]
         table = speedups(rcd[rcd["dataset"] == name])
