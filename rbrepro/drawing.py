@@ -1,6 +1,8 @@
 """What every figure draws with (the paper's figures in plots/, Theorem 1's in theory/): the
-methods' names, colours and markers, a grid of panels, an empty panel's note, and PNG and PDF
-written atomically with the same bytes for the same rows. The one module that sets matplotlib up."""
+methods' names, colours and markers, a grid of panels (with a column kept for legends), legends
+placed where they cover no data, log axes with plain tick labels, an empty panel's note, and PNG
+and PDF written atomically with the same bytes for the same rows. The one module that sets
+matplotlib up."""
 
 from __future__ import annotations
 
@@ -8,9 +10,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator  # noqa: E402
 
 from rbrepro.data.atomic import atomic_path  # noqa: E402
 from rbrepro.models.registry import METHODS  # noqa: E402
@@ -36,23 +40,84 @@ class _MethodStyles(Mapping):
 METHOD_STYLE = _MethodStyles()
 
 
-def new_figure(n_rows: int, n_cols: int, width: float = 4.2, height: float = 3.2):
-    return plt.subplots(max(1, n_rows), n_cols, figsize=(width * n_cols, height * max(1, n_rows)), squeeze=False)
+def new_figure(n_rows: int, n_cols: int, width: float = 4.2, height: float = 3.2, legend_width: float = 0.0,
+               legend_at: int | None = None):
+    """A grid of panels; with legend_width (inches) one more column, turned off, to hold each row's
+    legend (see legend_in): a legend there never covers a panel's data. It is the last column, or
+    column legend_at (beside the panel the legend belongs to)."""
+    rows = max(1, n_rows)
+    if not legend_width:
+        return plt.subplots(rows, n_cols, figsize=(width * n_cols, height * rows), squeeze=False)
+    at = n_cols if legend_at is None else legend_at
+    ratios = [width] * n_cols
+    ratios.insert(at, legend_width)
+    fig, axes = plt.subplots(rows, n_cols + 1, figsize=(width * n_cols + legend_width, height * rows), squeeze=False,
+                             gridspec_kw={"width_ratios": ratios})
+    for ax in axes[:, at]:
+        ax.axis("off")
+    return fig, axes
+
+
+LEGEND_FONTSIZE = 8
+
+
+def legend_in(slot, handles, labels):
+    """A row's legend in its own (turned off) slot of new_figure(legend_width=...), left-aligned so
+    that the rows' legends line up."""
+    return slot.legend(handles, labels, loc="center left", bbox_to_anchor=(0.0, 0.5), fontsize=LEGEND_FONTSIZE,
+                       frameon=False, borderaxespad=0.0)
+
+
+def plain_number(value: float) -> str:
+    """0.001, 0.5, 10, 1,000: a tick label read without exponents (1e-05 beyond them)."""
+    return f"{value:,.6g}"
+
+
+def plain_log_ticks(ax, axis: str = "y") -> None:
+    """Log ticks labelled as plain numbers (0.1, 1, 10), never matplotlib's minor labels such as
+    6×10⁰: a tick per decade, at 1, 2 and 5 of each where the axis spans less than two decades, at
+    every digit where it spans less than one. Call it once the axis has its data (it reads the limits)."""
+    which = ax.yaxis if axis == "y" else ax.xaxis
+    low, high = sorted(ax.get_ylim() if axis == "y" else ax.get_xlim())
+    decades = np.log10(high / low) if low > 0 else np.inf
+    subs = (1.0,) if decades >= 2 else (1.0, 2.0, 5.0) if decades >= 0.7 else np.arange(1.0, 10.0)
+    which.set_major_locator(LogLocator(base=10, subs=subs))
+    which.set_major_formatter(FuncFormatter(lambda v, _pos: plain_number(v)))
+    which.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10)) if decades >= 2 else NullLocator())
+    which.set_minor_formatter(NullFormatter())
 
 
 DETERMINISTIC_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "ModDate": None, "Producer": None,
                                                               "Creator": None}}
 
 
-def finish(fig, out_base: Path, title: str, note: str = "", info: str = "", top: float = 0.96) -> list[Path]:
-    """Title, problems in red and plain facts (e.g. datasets not available here) in grey at the
-    bottom, PNG and PDF written atomically."""
-    fig.suptitle(title, fontsize=11)
-    if note:
-        fig.text(0.5, 0.005, note, ha="center", fontsize=8, color="darkred", wrap=True)
-    if info:
-        fig.text(0.5, 0.025 if note else 0.005, info, ha="center", fontsize=8, color="0.35", wrap=True)
-    fig.tight_layout(rect=(0, 0.015 + 0.02 * bool(note) + 0.02 * bool(info), 1, top))
+def finish(fig, out_base: Path, title: str, note: str = "", info: str = "", top: float = 1.0,
+           legend: tuple[list, list] | None = None, legend_cols: int = 6) -> list[Path]:
+    """Title, then (given handles and labels) one legend for the whole figure in a band of its own
+    under the title, its rows read in the given order, problems in red and plain facts (e.g. datasets not available here) in grey at
+    the bottom, the panels laid out in what is left (measured, so nothing overlaps), PNG and PDF
+    written atomically. `top` caps the panels' top edge (a fraction of the figure's height)."""
+    renderer = fig.canvas.get_renderer()
+    height = fig.get_figheight() * fig.dpi
+    pad = 6 / height  # six pixels between bands
+    heading = fig.suptitle(title, fontsize=11, y=1 - pad, va="top")
+    head = heading.get_window_extent(renderer).y0 / height
+    heading.set_in_layout(False)  # its room is kept by the rect below (tight_layout would keep it twice)
+    if legend is not None and legend[0]:
+        ncol = min(legend_cols, len(legend[0]))
+        rows = -(-len(legend[0]) // ncol)
+        # matplotlib fills a legend's columns first: reorder so that its rows read in the given order
+        order = [r * ncol + c for c in range(ncol) for r in range(rows) if r * ncol + c < len(legend[0])]
+        handles, labels = [legend[0][i] for i in order], [legend[1][i] for i in order]
+        band = fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, head - pad), ncol=ncol, fontsize=LEGEND_FONTSIZE, frameon=False,
+                          borderaxespad=0.0)
+        head = band.get_window_extent(renderer).y0 / height
+    foot = pad
+    for text, color in ((note, "darkred"), (info, "0.35")):
+        if text:
+            line = fig.text(0.5, foot, text, ha="center", va="bottom", fontsize=8, color=color, wrap=True)
+            foot = line.get_window_extent(renderer).y1 / height + pad / 2
+    fig.tight_layout(rect=(0, foot, 1, min(top, head - pad)))
     out_base = Path(out_base)
     out_base.parent.mkdir(parents=True, exist_ok=True)
     paths = []

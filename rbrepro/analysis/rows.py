@@ -21,6 +21,17 @@ def test_rows(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[keep]
 
 
+def validation_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Successful rows evaluated on validation data: the scores over sigma that sigma selection read
+    (with `run: chosen` the only curve over sigma a sweep has; test holds the chosen sigma alone)."""
+    if frame.empty or "evaluate_on" not in frame:
+        return frame.iloc[:0]
+    keep = frame["evaluate_on"].fillna("test") == "validation"
+    if "status" in frame:
+        keep &= frame["status"] == "ok"
+    return frame[keep]
+
+
 def chosen_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """The rows sigma selection chose (`selected`, written by the sweep), or all rows when the
     sweep chose nothing (a grid: the reader picks, e.g. the best test value as the authors did)."""

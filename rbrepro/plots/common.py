@@ -34,12 +34,29 @@ def published_points(dataset: str, panel: str, method: str | None = None) -> pd.
 
 
 def line_with_spread(ax, rows, x, column, **style):
-    """The mean over seeds as a line, the min-max band in the line's own colour."""
+    """The mean over seeds as a line, the min-max band in the line's own colour. A series of one
+    point draws no line and no band: a marker large enough to see, the spread as an error bar."""
     s = spread(rows, x, column)
+    if len(s) == 1:
+        style = {**style, "marker": style.get("marker") or "o", "ms": max(style.get("ms", 0), 7)}
     (line,) = ax.plot(s.index, s["mean"], **style)
     if (s["max"] > s["min"]).any():
-        ax.fill_between(s.index, s["min"], s["max"], alpha=0.2, color=line.get_color(), lw=0)
+        if len(s) == 1:
+            ax.errorbar(s.index, s["mean"], yerr=[s["mean"] - s["min"], s["max"] - s["mean"]], fmt="none",
+                        ecolor=line.get_color(), capsize=4, lw=1)
+        else:
+            ax.fill_between(s.index, s["min"], s["max"], alpha=0.2, color=line.get_color(), lw=0)
     return s
+
+
+def one_point_note(ax, x_name: str, xs) -> bool:
+    """Where every series of a panel is one point (one R swept, or one sigma run on test), say so
+    under the panel's title: a lone dot reads as a drawing fault otherwise. True when it was said."""
+    xs = sorted(set(float(v) for v in xs))
+    if len(xs) != 1:
+        return False
+    ax.set_title(f"{ax.get_title()}\n(one point: {x_name} = {xs[0]:g}; a curve needs several)", fontsize=9)
+    return True
 
 
 def problems_note(frame: pd.DataFrame, expected: list[str] | None, shown: list[str],

@@ -1,6 +1,8 @@
 """Figure 3: RB's train and test performance vs sigma (the exact kernel's line, RB's chosen
-point boxed), and train time and D vs sigma; one row per dataset. Where the authors published
-this panel (R = 64, 128, 256), their test points and exact line are drawn beside ours, hollow."""
+point ringed), and train time and D vs sigma; one row per dataset, its legend beside it. Where the
+authors published this panel (R = 64, 128, 256), their points and exact line are drawn beside
+ours, hollow. A sweep that ran only the chosen sigma on test (`run: chosen`) shows the validation
+scores the choice was made on as the curve."""
 
 from __future__ import annotations
 
@@ -8,14 +10,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from rbrepro.analysis.rows import chosen_rows, exact_reference, higher_is_better, test_rows
-from rbrepro.drawing import empty_panel, finish, new_figure
+from rbrepro.analysis.rows import chosen_rows, exact_reference, higher_is_better, test_rows, validation_rows
+from rbrepro.drawing import empty_panel, finish, legend_in, new_figure
 from rbrepro.models.registry import REFERENCE, SUBJECT
 from rbrepro.plots.common import METRIC_LABEL, line_with_spread, problems_note, published_points, unavailable_note
 
 
-def _boxed_point(sub: pd.DataFrame, better_high: bool) -> tuple[float, float, str]:
-    """(sigma, test value, label) of the point to box: the sweep's chosen sigma, else the best test."""
+def _ringed_point(sub: pd.DataFrame, better_high: bool) -> tuple[float, float, str]:
+    """(sigma, test value, label) of the point to ring: the sweep's chosen sigma, else the best test."""
     picked = chosen_rows(sub)
     if picked is not sub:
         on = picked["selected_on"].iloc[0] if "selected_on" in picked else "validation"
@@ -29,62 +31,118 @@ def _boxed_point(sub: pd.DataFrame, better_high: bool) -> tuple[float, float, st
 def plot_fig3(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:
     ok = test_rows(results)
     rb = ok[ok["method"] == SUBJECT] if len(ok) else ok
+    valid = validation_rows(results)
+    valid = valid[valid["method"] == SUBJECT] if len(valid) else valid
     datasets = list(dict.fromkeys(rb["dataset"])) if len(rb) else []
     config = config or {}
     expected = list(config.get("datasets", {}) or [])
     unavailable = list(config.get("unavailable", []))
-    fig, axes = new_figure(len(datasets), 2, width=5.0, height=3.4)
+    fig, axes = new_figure(len(datasets), 2, width=5.0, height=3.4, legend_width=3.2)
+    hollow = False  # whether any of the authors' points is drawn (the title says so only then)
     for row, name in enumerate(datasets):
         sub = rb[rb["dataset"] == name]
-        metric, better_high = sub["metric"].iloc[0], higher_is_better(sub)
-        ax_perf, ax_time = axes[row]
-        Rs = sorted(sub["R"].unique())
-        published = published_points(name, "fig3")
-        for R in Rs:
-            part = sub[sub["R"] == R]
-            tag = f" (R={R})" if len(Rs) > 1 else ""
-            train = line_with_spread(ax_perf, part, "sigma", "train_metric", ls="--", marker="o", ms=3, color="tab:blue",
-                                     label=f"RB train{tag}")
-            line_with_spread(ax_perf, part, "sigma", "test_metric", ls="-", marker="o", ms=3, color="tab:orange",
-                             label=f"RB test{tag}")
-            line_with_spread(ax_time, part, "sigma", "train_s", marker="o", ms=3, color="tab:green",
-                             label=f"train time{tag}")
-            for split, color in (("train", "tab:blue"), ("test", "tab:orange")):
-                pub = published[(published["method"] == SUBJECT) & (published["R"] == R) & (published["split"] == split)]
-                pub = pub[(pub["sigma"] >= train.index.min() * 0.99) & (pub["sigma"] <= train.index.max() * 1.01)]
-                if len(pub):
-                    ax_perf.plot(pub["sigma"], pub["perf"], ls="none", marker="o", ms=6, mfc="none", mec=color,
-                                 mew=1.0, label=f"RB {split}, published (R={R})")
-        sigma, value, label = _boxed_point(sub[sub["R"] == Rs[0]], better_high)
-        ax_perf.plot([sigma], [value], marker="s", ms=12, mfc="none", mec="red", mew=1.5, ls="none", label=label)
-        value, label = exact_reference(results, name)
-        if value is not None:
-            ax_perf.axhline(value, color="black", lw=1.2, label=label)
-        else:
-            ax_perf.plot([], [], " ", label=label)
-        pub_exact = published[published["method"] == REFERENCE]
-        if len(pub_exact):
-            ax_perf.axhline(float(pub_exact["perf"].iloc[0]), color="black", lw=1.0, ls=(0, (4, 3)),
-                            label="exact kernel, published")
-        n_seeds = sub["seed"].nunique()
-        R_text = f"R={Rs[0]}" if len(Rs) == 1 else "R=" + ",".join(str(r) for r in Rs)
-        ax_perf.set(xscale="log", xlabel="sigma (inverse kernel width)", ylabel=METRIC_LABEL.get(metric, metric),
-                    title=f"{name}: performance vs sigma, {R_text} ({n_seeds} seed{'s' if n_seeds > 1 else ''})")
-        ax_perf.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
-        ax_time.set(xscale="log", xlabel="sigma (inverse kernel width)", ylabel="train time (s)",
-                    title=f"{name}: train time (solid) and D (dotted) vs sigma")
-        ax_D = ax_time.twinx()
-        for R in Rs:
-            d = sub[sub["R"] == R].groupby("sigma")["D"].mean()
-            ax_D.plot(d.index, d.values, ":", color="gray", marker="x", ms=3)
-        ax_D.set_yscale("log")
-        ax_D.set_ylabel("D", color="gray")
-        for ax in (ax_perf, ax_time):
-            ax.title.set_fontsize(9)
+        hollow |= _dataset_row(axes[row], results, sub, valid[valid["dataset"] == name] if len(valid) else valid, name)
     if not datasets:
         empty_panel(axes[0, 0], "no successful RB rows in these results")
         axes[0, 1].axis("off")
-    return finish(fig, out_base, "Fig. 3: Random Binning, performance and train time vs sigma "
-                                 "(hollow: the authors' published points)",
+    title = "Fig. 3: Random Binning, performance and train time vs sigma"
+    return finish(fig, out_base, title + (" (hollow: the authors' published points)" if hollow else ""),
                   problems_note(results, expected, datasets, unavailable), unavailable_note(unavailable))
 
+
+#: one R: a colour per split (and the train time's own); several R: a colour per R, a line style per split
+SPLIT_COLOUR = {"train": "tab:blue", "test": "tab:orange", "validation": "tab:purple", "time": "tab:green"}
+R_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan")
+SPLIT_STYLE = {"train": {"ls": "--", "marker": "s"}, "test": {"ls": "-", "marker": "o"},
+               "validation": {"ls": ":", "marker": "^"}}
+
+
+def _dataset_row(axes, results: pd.DataFrame, sub: pd.DataFrame, valid: pd.DataFrame, name: str) -> bool:
+    """One dataset: performance and train time (with D) vs sigma, the row's legend beside them.
+    Where only the chosen sigma ran on test (`run: chosen`), the validation scores it was chosen
+    on are the curve, dotted. With several R a colour tells the R and the legend names each colour
+    and each line style once. True when the authors' published points were drawn."""
+    metric, better_high = sub["metric"].iloc[0], higher_is_better(sub)
+    ax_perf, ax_time, slot = axes
+    Rs = sorted(sub["R"].unique())
+    several = len(Rs) > 1
+    published = published_points(name, "fig3")
+    hollow, lone, validated = False, True, False
+    ax_D = ax_time.twinx()
+    for i, R in enumerate(Rs):
+        part = sub[sub["R"] == R]
+
+        def look(split: str, ax_label: str) -> dict:
+            """Colour and label of one split's line (several R: the proxies below name them)."""
+            colour = R_COLOURS[i % len(R_COLOURS)] if several else SPLIT_COLOUR[split]
+            return {"color": colour, "label": "_" if several else ax_label}
+
+        curve = part
+        if part["sigma"].nunique() == 1:
+            v = valid[valid["R"] == R] if len(valid) else valid
+            if len(v) and v["sigma"].nunique() > 1:
+                curve, validated = v, True
+                line_with_spread(ax_perf, v, "sigma", "test_metric", ms=3, **SPLIT_STYLE["validation"],
+                                 **look("validation", "RB validation"))
+                line_with_spread(ax_time, v, "sigma", "train_s", ms=3, **SPLIT_STYLE["validation"],
+                                 **look("time", "train time, validation fits"))
+        else:
+            lone = False
+        train = line_with_spread(ax_perf, part, "sigma", "train_metric", ms=3, **SPLIT_STYLE["train"],
+                                 **look("train", "RB train"))
+        line_with_spread(ax_perf, part, "sigma", "test_metric", ms=3, **SPLIT_STYLE["test"], **look("test", "RB test"))
+        line_with_spread(ax_time, part, "sigma", "train_s", ms=3, **SPLIT_STYLE["test"], **look("time", "train time"))
+        d = curve.groupby("sigma")["D"].mean()
+        ax_D.plot(d.index, d.values, ":", color="gray", marker="x", ms=3, label="D (right axis)" if i == 0 else "_")
+        for split in ("train", "test"):
+            pub = published[(published["method"] == SUBJECT) & (published["R"] == R) & (published["split"] == split)]
+            pub = pub[(pub["sigma"] >= train.index.min() * 0.99) & (pub["sigma"] <= train.index.max() * 1.01)]
+            if len(pub):
+                hollow = True
+                ax_perf.plot(pub["sigma"], pub["perf"], ls="none", marker="o", ms=6, mfc="none",
+                             mec=look(split, "")["color"], mew=1.0, label="_" if several else f"RB {split}, published")
+    if several:  # name each R's colour and each split's line style once
+        for i, R in enumerate(Rs):
+            ax_perf.plot([], [], color=R_COLOURS[i % len(R_COLOURS)], lw=2, label=f"R={R}")
+        for split in ("train", "test", "validation")[:3 if validated else 2]:
+            ax_perf.plot([], [], color="0.3", ms=3, **SPLIT_STYLE[split], label=f"RB {split}")
+        if hollow:
+            ax_perf.plot([], [], ls="none", marker="o", ms=6, mfc="none", mec="0.3", label="published (hollow)")
+    sigma, value, label = _ringed_point(sub[sub["R"] == Rs[0]], better_high)
+    # a ring wider than the point and under it: the point it marks stays visible
+    ax_perf.plot([sigma], [value], marker="o", ms=14, mfc="none", mec="red", mew=1.3, ls="none", zorder=1.5,
+                 label=label + (f" (R={Rs[0]})" if several else ""))
+    value, label = exact_reference(results, name)
+    if value is not None:
+        ax_perf.axhline(value, color="black", lw=1.2, label=label)
+    else:
+        ax_perf.plot([], [], " ", label=label)
+    pub_exact = published[published["method"] == REFERENCE]
+    if len(pub_exact):
+        ax_perf.axhline(float(pub_exact["perf"].iloc[0]), color="black", lw=1.0, ls=(0, (4, 3)),
+                        label="exact kernel, published")
+    if lone:
+        ax_perf.plot([], [], " ", label=ONE_SIGMA_NOTE if validated else
+                     "one point per R: each ran one sigma\n(a curve needs several)" if several else
+                     f"one point: sigma = {sigma:g}, the only\nsigma run (a curve needs several)")
+    n_seeds = sub["seed"].nunique()
+    R_text = f"R={Rs[0]}" if len(Rs) == 1 else "R=" + ",".join(str(r) for r in Rs)
+    ax_perf.set(xscale="log", xlabel="sigma (inverse kernel width)", ylabel=METRIC_LABEL.get(metric, metric),
+                title=f"{name}: performance vs sigma, {R_text} ({n_seeds} seed{'s' if n_seeds > 1 else ''})")
+    ax_time.set(xscale="log", xlabel="sigma (inverse kernel width)", ylabel="train time (s)",
+                title=f"{name}: train time and D (grey, right axis) vs sigma")
+    ax_D.set_yscale("log")
+    ax_D.set_ylabel("D", color="gray")
+    for ax in (ax_perf, ax_time):
+        ax.title.set_fontsize(9)
+    handles, labels = [], []
+    for ax in (ax_perf, ax_time, ax_D):
+        h, lab = ax.get_legend_handles_labels()
+        handles += h
+        labels += lab
+    legend_in(slot, handles, labels)
+    return hollow
+
+
+#: the note where every R ran one sigma on test and the validation scores give the curve
+ONE_SIGMA_NOTE = "run: chosen: only the chosen sigma ran\non test (one point per R); the dotted curve\nis the validation score it was chosen on"

@@ -1,4 +1,5 @@
-"""Figure 4: RB's train and test performance vs R and vs D at a fixed sigma (one row per dataset)."""
+"""Figure 4: RB's train and test performance vs R and vs D at a fixed sigma (one row per dataset),
+one legend for every panel above them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pandas as pd
 from rbrepro.analysis.rows import exact_reference, test_rows
 from rbrepro.drawing import empty_panel, finish, new_figure
 from rbrepro.models.registry import SUBJECT
-from rbrepro.plots.common import METRIC_LABEL, line_with_spread, problems_note, unavailable_note
+from rbrepro.plots.common import METRIC_LABEL, line_with_spread, one_point_note, problems_note, unavailable_note
 
 
 def plot_fig4(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:
@@ -18,6 +19,7 @@ def plot_fig4(results: pd.DataFrame, out_base: Path, config: dict | None = None)
     datasets = list(dict.fromkeys(rb["dataset"])) if len(rb) else []
     expected = list((config or {}).get("datasets", {}) or [])
     fig, axes = new_figure(len(datasets), 2)
+    handles: dict = {}  # one legend for every panel, in a band under the title: it covers no data
     for row, name in enumerate(datasets):
         sub = rb[rb["dataset"] == name]
         metric = sub["metric"].iloc[0]
@@ -38,10 +40,13 @@ def plot_fig4(results: pd.DataFrame, out_base: Path, config: dict | None = None)
             ax.set(xscale="log", xlabel=xlabel, ylabel=METRIC_LABEL.get(metric, metric),
                    title=f"{name}: performance vs {x} (sigma={', '.join(f'{s:g}' for s in sigmas)})")
             ax.title.set_fontsize(9)
-            ax.legend(fontsize=7)
+            one_point_note(ax, "R", sub["R"])
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(lab, h)
     if not datasets:
         empty_panel(axes[0, 0], "no successful RB rows in these results")
         axes[0, 1].axis("off")
     unavailable = list((config or {}).get("unavailable", []))
     return finish(fig, out_base, "Fig. 4: Random Binning, performance vs R and D at fixed sigma",
-                  problems_note(results, expected, datasets, unavailable), unavailable_note(unavailable))
+                  problems_note(results, expected, datasets, unavailable), unavailable_note(unavailable),
+                  legend=(list(handles.values()), list(handles)))

@@ -18,12 +18,13 @@ from matplotlib.transforms import blended_transform_factory
 
 from rbrepro.analysis.rows import chosen_rows, edge_rows, exact_reference, higher_is_better, test_rows
 from rbrepro.analysis.targets import cheapest, targets_for
-from rbrepro.drawing import METHOD_STYLE, empty_panel, finish, new_figure
+from rbrepro.drawing import METHOD_STYLE, empty_panel, finish, new_figure, plain_log_ticks
 from rbrepro.models.registry import REFERENCE
 from rbrepro.plots.common import (
     METRIC_LABEL,
     line_with_spread,
     method_label,
+    one_point_note,
     problems_note,
     published_points,
     unavailable_note,
@@ -40,9 +41,12 @@ def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None)
     fig, axes = new_figure(len(datasets), 4, width=3.8, height=3.3)
     handles: dict = {}
     drawn = {"points": False, "times": False}  # what of the authors' published data the figure shows
+    notes = []  # the exact kernel's absence, per dataset: in the footer, never on a panel's data
     for row, name in enumerate(datasets):
-        _dataset_row(axes[row], results, chosen_rows(approx[approx["dataset"] == name]), name,
-                     cfg_sets.get(name, {}).get("targets") or [], drawn)
+        note = _dataset_row(axes[row], results, chosen_rows(approx[approx["dataset"] == name]), name,
+                            cfg_sets.get(name, {}).get("targets") or [], drawn)
+        if note:
+            notes.append(f"{name}: {note}")
         for ax in axes[row][:2]:
             for h, lab in zip(*ax.get_legend_handles_labels()):
                 handles.setdefault(lab, h)
@@ -50,27 +54,33 @@ def plot_fig5(results: pd.DataFrame, out_base: Path, config: dict | None = None)
         empty_panel(axes[0, 0], "no successful rows in these results")
         for ax in axes[0, 1:]:
             ax.axis("off")
-    if handles:  # one legend for every panel, above them: it covers no data
-        fig.legend(list(handles.values()), list(handles.keys()), loc="upper center", ncol=min(6, len(handles)),
-                   fontsize=7, frameon=False, bbox_to_anchor=(0.5, 0.965))
+    # one legend for every panel, in a band under the title (it covers no data): each method's
+    # own entries first, then the authors', then the rings and the exact kernel's lines
+    def group(lab: str) -> int:
+        return 2 if lab.startswith(("sigma", "exact")) else int(", published" in lab)
+
+    order = sorted(handles, key=group)
+    methods = sum(1 for lab in order if group(lab) == 0)
     protocol = _protocol_text(results)
     hollow = ("\n(hollow: the authors' published points; their train times are from their own machine and "
               "threads, not comparable with ours in seconds)" if drawn["times"] else
               " (hollow: the authors' published points)" if drawn["points"] else "")
     return finish(fig, out_base, f"Fig. 5: RB, RF, Nyström, block and exact at equal R; cost to reach a target{protocol}"
                                  + hollow,
-                  problems_note(results, list(cfg_sets), datasets, unavailable), unavailable_note(unavailable),
-                  top=0.93 if handles else 0.96)
+                  problems_note(results, list(cfg_sets), datasets, unavailable),
+                  "; ".join(filter(None, [*notes, unavailable_note(unavailable)])),
+                  legend=([handles[lab] for lab in order], order), legend_cols=max(4, methods))
 
 
-def _dataset_row(axes, results: pd.DataFrame, sub: pd.DataFrame, name: str, configured: list, drawn: dict) -> None:
-    """One dataset's four panels: performance and train time vs R, time and memory to reach each target."""
+def _dataset_row(axes, results: pd.DataFrame, sub: pd.DataFrame, name: str, configured: list, drawn: dict) -> str:
+    """One dataset's four panels: performance and train time vs R, time and memory to reach each target.
+    Returns why the exact kernel's line is missing ("" when it is drawn)."""
     metric, better_high = sub["metric"].iloc[0], higher_is_better(sub)
     methods = [m for m in METHOD_STYLE if m in set(sub["method"])]
     ax_perf, ax_time, ax_tt, ax_mem = axes
     published = published_points(name, "fig5")
     _curves(ax_perf, ax_time, sub, methods, published, drawn)
-    _exact_lines(ax_perf, results, name, published)
+    missing_exact = _exact_lines(ax_perf, results, name, published)
     targets = targets_for(sub, configured, better_high)
     _costs_to_target(ax_tt, ax_mem, sub, methods, targets, better_high, published,
                      published_points(name, "fig5-memory"), drawn)
@@ -86,6 +96,11 @@ def _dataset_row(axes, results: pd.DataFrame, sub: pd.DataFrame, name: str, conf
     ax_time.set(xscale="log", yscale="log", xlabel="R", ylabel="train time (s)", title=f"{name}: train time vs R")
     for ax in axes:
         ax.title.set_fontsize(9)
+    for ax in (ax_time, ax_tt, ax_mem):
+        plain_log_ticks(ax)
+    for ax in (ax_perf, ax_time):
+        one_point_note(ax, "R", sub["R"])
+    return missing_exact
 
 
 def _curves(ax_perf, ax_time, sub: pd.DataFrame, methods: list[str], published: pd.DataFrame, drawn: dict) -> None:
@@ -111,19 +126,18 @@ def _curves(ax_perf, ax_time, sub: pd.DataFrame, methods: list[str], published: 
                          label=f"{label}, published")
 
 
-def _exact_lines(ax_perf, results: pd.DataFrame, name: str, published: pd.DataFrame) -> None:
-    """The exact kernel's performance as a black line (or a note why there is none), and the authors', dashed."""
+def _exact_lines(ax_perf, results: pd.DataFrame, name: str, published: pd.DataFrame) -> str:
+    """The exact kernel's performance as a black line, named in the legend (how its sigma was chosen),
+    and the authors', dashed. Returns why there is no line ("" when there is one): the footer says it,
+    text on the panel would sit on the curves."""
     value, note = exact_reference(results, name)
     if value is not None:
-        ax_perf.axhline(value, color="black", lw=1.2, label="exact kernel")
-        ax_perf.text(0.98, 0.02, note, transform=ax_perf.transAxes, ha="right", va="bottom", fontsize=6)
-    else:
-        ax_perf.text(0.98, 0.02, note, transform=ax_perf.transAxes, ha="right", va="bottom", fontsize=6,
-                     color="0.3")
+        ax_perf.axhline(value, color="black", lw=1.2, label=note)
     pub_exact = published[published["method"] == REFERENCE]
     if len(pub_exact):
         ax_perf.axhline(float(pub_exact["perf"].iloc[0]), color="black", lw=1.0, ls=(0, (4, 3)),
                         label="exact kernel, published")
+    return "" if value is not None else note
 
 
 def _costs_to_target(ax_tt, ax_mem, sub: pd.DataFrame, methods: list[str], targets: list[float], better_high: bool,

@@ -16,7 +16,7 @@ import pandas as pd
 
 from rbrepro.analysis.rows import test_rows
 from rbrepro.analysis.speedups import eq29_speedup, speedups
-from rbrepro.drawing import METHOD_STYLE, empty_panel, finish, new_figure
+from rbrepro.drawing import METHOD_STYLE, empty_panel, finish, legend_in, new_figure
 from rbrepro.models.registry import RCD_BASELINE, SUBJECT
 from rbrepro.plots.common import problems_note, unavailable_note
 
@@ -53,7 +53,7 @@ def plot_fig6(results: pd.DataFrame, out_base: Path, config: dict | None = None)
     rcd = ok[(ok["solver"] == "rcd")] if len(ok) and "solver" in ok else ok.iloc[0:0]
     datasets = list(dict.fromkeys(rcd["dataset"])) if len(rcd) else []
     expected = list((config or {}).get("datasets", {}) or [])
-    fig, axes = new_figure(len(datasets), 2, width=5.2, height=3.8)
+    fig, axes = new_figure(len(datasets), 2, width=5.2, height=3.8, legend_width=2.8, legend_at=1)
     for row, name in enumerate(datasets):
         ax = axes[row, 0]
         table = speedups(rcd[rcd["dataset"] == name])
@@ -86,8 +86,8 @@ def plot_fig6(results: pd.DataFrame, out_base: Path, config: dict | None = None)
                xlim=(0.5, drawn + 0.5), ylim=(0, drawn + 0.5))
         ax.set_xticks(np.arange(1, drawn + 1))
         ax.title.set_fontsize(9)
-        ax.legend(fontsize=6, loc="upper left")
-        _measured_bars(axes[row, 1], table, name, int(rcd[rcd["dataset"] == name]["epochs"].max()))
+        legend_in(axes[row, 1], *ax.get_legend_handles_labels())  # beside the row: it covers no line
+        _measured_bars(axes[row, 2], table, name, int(rcd[rcd["dataset"] == name]["epochs"].max()))
     if not datasets:
         empty_panel(axes[0, 0], "no RCD rows in these results")
     unavailable = list((config or {}).get("unavailable", []))

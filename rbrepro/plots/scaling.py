@@ -11,7 +11,7 @@ import pandas as pd
 
 from rbrepro.analysis.growth import COSTS, exponents, medians
 from rbrepro.analysis.rows import test_rows
-from rbrepro.drawing import empty_panel, finish, new_figure
+from rbrepro.drawing import empty_panel, finish, new_figure, plain_log_ticks
 from rbrepro.plots.common import problems_note
 
 
@@ -42,7 +42,8 @@ def plot_scaling(results: pd.DataFrame, out_base: Path, config: dict | None = No
             if drawn:
                 ax.set(xscale="log", yscale="log", xlabel=against if against == "R" else "N (training rows)",
                        ylabel=COSTS[cost])
-                ax.legend(fontsize=6.5)
+                plain_log_ticks(ax)
+                ax.legend(fontsize=7)
             else:
                 empty_panel(ax, f"no sweep over {against} with {COSTS[cost]} in these results")
     expected = list((config or {}).get("datasets", {}) or [])

@@ -104,4 +104,4 @@ def plot_theory(frame: pd.DataFrame, out_base, rates: pd.DataFrame | None = None
         note = f"{negative} row(s) with gap ≤ 0 are outside the log axis (means ≤ 0 are not drawn)"
     title = ("Theorem 1 measured: objective gap and kernel error against R (eq. 13)" if n_cols > 1
              else "Theorem 1 measured (eq. 13)")
-    return finish(fig, out_base, title, info=note, top=0.93)
+    return finish(fig, out_base, title, info=note)  # the room above the panels is measured

@@ -1,0 +1,161 @@
+"""What a reader of a figure needs, checked without eyes (issue 36, item 7): legends outside the data,
+the hollow-points subtitle only where the authors' points are drawn, plain tick labels on log time
+axes, and a note where a series is one point. The figures are drawn from small made-up rows."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+import rbrepro.plots.fig3 as fig3_module
+import rbrepro.plots.fig5 as fig5_module
+from rbrepro.drawing import new_figure, plain_log_ticks
+from rbrepro.plots.fig3 import ONE_SIGMA_NOTE, plot_fig3
+from rbrepro.plots.fig5 import plot_fig5
+
+
+def _rows(dataset, method, sigmas, Rs, evaluate_on="test", selected=None, seeds=(0, 1), metric="accuracy"):
+    """One row per (sigma, R, seed): performance rising with R, train time growing with R."""
+    out = []
+    for R in Rs:
+        for k, sigma in enumerate(sigmas):
+            for seed in seeds:
+                out.append({"dataset": dataset, "method": method, "sigma": sigma, "R": R, "seed": seed,
+                            "kernel": "l1", "metric": metric, "status": "ok", "evaluate_on": evaluate_on,
+                            "train_metric": 99.0 - k, "test_metric": 80.0 + 10 * np.log2(R) / 10 - k + seed * 0.1,
+                            "train_s": 0.4 * R / 8 * (1 + 0.1 * seed), "D": 50 * R, "memory_model_entries": 10.0 * R,
+                            "selected": selected, "selected_on": "validation" if selected else None, "sigma_edge": ""})
+    return out
+
+
+def _drawn(monkeypatch, module):
+    """The figure a plot function lays out and writes (kept after `finish` closes it)."""
+    kept = {}
+    real = module.finish
+
+    def keep(fig, *args, **kwargs):
+        kept["fig"] = fig
+        paths = real(fig, *args, **kwargs)
+        FigureCanvasAgg(fig)  # closed by finish: a canvas again, to measure what it laid out
+        return paths
+
+    monkeypatch.setattr(module, "finish", keep)
+    return kept
+
+
+def _data_axes(fig):
+    return [ax for ax in fig.axes if ax.axison and ax.get_visible()]
+
+
+def _legends(fig):
+    return [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
+
+
+def _assert_legends_cover_no_data(fig):
+    renderer = fig.canvas.get_renderer()
+    legends = _legends(fig)
+    assert legends
+    for legend in legends:
+        box = legend.get_window_extent(renderer)
+        for ax in _data_axes(fig):
+            assert not box.overlaps(ax.get_window_extent(renderer)), (legend.get_texts()[0].get_text(), ax.get_title())
+        if fig._suptitle is not None:
+            assert not box.overlaps(fig._suptitle.get_window_extent(renderer))
+
+
+def test_fig3_on_own_data_says_nothing_of_hollow_points_and_its_legend_covers_no_data(tmp_path, monkeypatch):
+    kept = _drawn(monkeypatch, fig3_module)
+    frame = pd.DataFrame(_rows("own", "rb", [0.1, 0.3, 1.0, 3.0], [64]))
+    plot_fig3(frame, tmp_path / "fig3", {})
+    fig = kept["fig"]
+    assert "hollow" not in fig._suptitle.get_text()
+    _assert_legends_cover_no_data(fig)
+    for legend in _legends(fig):
+        assert all(t.get_fontsize() >= 8 for t in legend.get_texts())
+    # the chosen (here: best test) point is ringed under the point, and larger than it
+    ring = next(line for line in fig.axes[0].get_lines() if line.get_markeredgecolor() == "red")
+    test = next(line for line in fig.axes[0].get_lines() if line.get_label() == "RB test")
+    assert ring.get_markerfacecolor() == "none" and ring.get_markersize() > 2 * test.get_markersize()
+    assert ring.get_zorder() < test.get_zorder()
+
+
+def test_fig3_says_hollow_where_the_authors_points_are_drawn(tmp_path, monkeypatch):
+    kept = _drawn(monkeypatch, fig3_module)
+    frame = pd.DataFrame(_rows("cadata", "rb", [0.1, 1.0, 10.0], [128], metric="rel_error"))
+    plot_fig3(frame, tmp_path / "fig3", {})
+    assert "hollow: the authors' published points" in kept["fig"]._suptitle.get_text()
+
+
+def test_fig3_run_chosen_draws_the_validation_curve_and_says_why(tmp_path, monkeypatch):
+    """`run: chosen`: test has the chosen sigma alone, validation has every sigma. The figure draws
+    the validation scores as the curve and says that test is one point, not a lone unexplained dot."""
+    kept = _drawn(monkeypatch, fig3_module)
+    sigmas = [0.1, 0.3, 1.0, 3.0, 10.0]
+    frame = pd.DataFrame(_rows("own", "rb", [1.0], [64], selected=True)
+                         + _rows("own", "rb", sigmas, [64], evaluate_on="validation", seeds=(0,)))
+    plot_fig3(frame, tmp_path / "fig3", {})
+    fig = kept["fig"]
+    ax_perf = fig.axes[0]
+    validation = next(line for line in ax_perf.get_lines() if line.get_label() == "RB validation")
+    assert list(validation.get_xdata()) == sigmas
+    test = next(line for line in ax_perf.get_lines() if line.get_label() == "RB test")
+    assert len(test.get_xdata()) == 1 and test.get_markersize() >= 7
+    texts = [t.get_text() for legend in _legends(fig) for t in legend.get_texts()]
+    assert ONE_SIGMA_NOTE in texts
+    _assert_legends_cover_no_data(fig)
+
+
+def _fig5_frame(Rs):
+    rows = []
+    for method in ("rb", "rf"):
+        rows += _rows("own", method, [1.0], Rs, selected=True)
+    return pd.DataFrame(rows)
+
+
+def test_fig5_legend_sits_in_its_own_band_and_the_exact_note_is_off_the_panels(tmp_path, monkeypatch):
+    kept = _drawn(monkeypatch, fig5_module)
+    plot_fig5(_fig5_frame([8, 16, 32, 64]), tmp_path / "fig5", {})
+    fig = kept["fig"]
+    _assert_legends_cover_no_data(fig)
+    assert all(not ax.texts or ax.get_title().endswith("reach target") for ax in fig.axes)  # only the x marks
+    assert "exact kernel: not in these results" in " ".join(t.get_text() for t in fig.texts)
+    assert "hollow" not in fig._suptitle.get_text()
+
+
+def test_fig5_time_axes_read_as_plain_numbers(tmp_path, monkeypatch):
+    """Train times spanning less than a decade (0.4 ... 3.2 s): ticks at 0.5, 1, 2, no 6x10^0 labels."""
+    kept = _drawn(monkeypatch, fig5_module)
+    plot_fig5(_fig5_frame([8, 16, 32, 64]), tmp_path / "fig5", {})
+    fig = kept["fig"]
+    fig.canvas.draw()
+    ax_time = next(ax for ax in fig.axes if ax.get_title().endswith("train time vs R"))
+    lo, hi = ax_time.get_ylim()
+    shown = [t.get_text() for t, v in zip(ax_time.get_yticklabels(), ax_time.get_yticks()) if lo <= v <= hi]
+    assert shown and all(re.fullmatch(r"[0-9][0-9,]*(\.[0-9]+)?", s) for s in shown), shown
+    assert {"0.5", "1", "2"} <= set(shown)
+    assert all(t.get_text() == "" for t in ax_time.yaxis.get_minorticklabels())
+
+
+@pytest.mark.parametrize("low, high, expected", [(0.001, 50.0, {"0.001", "0.01", "0.1", "1", "10"}),
+                                                 (0.3, 0.9, {"0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9"})])
+def test_plain_log_ticks(low, high, expected):
+    fig, axes = new_figure(1, 1)
+    ax = axes[0, 0]
+    ax.plot([low, high], [low, high])
+    ax.set(yscale="log", ylim=(low, high))
+    plain_log_ticks(ax)
+    fig.canvas.draw()
+    shown = {t.get_text() for t, v in zip(ax.get_yticklabels(), ax.get_yticks()) if low * 0.999 <= v <= high * 1.001}
+    assert shown == expected
+
+
+def test_a_single_point_series_is_drawn_large_and_noted(tmp_path, monkeypatch):
+    kept = _drawn(monkeypatch, fig5_module)
+    plot_fig5(_fig5_frame([64]), tmp_path / "fig5", {})
+    fig = kept["fig"]
+    ax_perf = next(ax for ax in fig.axes if "test performance vs R" in ax.get_title())
+    assert "one point: R = 64" in ax_perf.get_title()
+    lines = [line for line in ax_perf.get_lines() if line.get_label() in ("RB", "RF")]
+    assert lines and all(len(line.get_xdata()) == 1 and line.get_markersize() >= 7 for line in lines)
