@@ -30,6 +30,7 @@ from rbrepro.distributed import (
     split_rows,
 )
 from rbrepro.distributed.operator import DistributedOperator
+from rbrepro.errors import InvalidParameter
 from rbrepro.memory import MemoryLimitError
 from rbrepro.models import (
     IndependentBlockClassifier,
@@ -289,3 +290,118 @@ def test_a_worker_that_dies_every_time_is_one_line_naming_it(process_cluster):
         DistributedRidge(RandomBinningClassifier(n_grids=4), client=process_cluster,
                          timeout_s=120).fit_partitions(sources)
     assert "\n" not in str(info.value)
+
+
+
+# -- early stopping across the cluster (issue 35's held-out rows, each partition holding out its own) --
+
+def _es_sources(X, y, seed: int, fraction: float = 0.1) -> list[RowBlock]:
+    """Partitions in row order: an empty one, one holding a single held-out row (no fit rows), one
+    of three fit rows (no held-out row), and the rest in uneven pieces."""
+    from rbrepro.solvers.stopping import held_out
+
+    held = held_out(len(y), fraction, seed)
+    j = int(np.flatnonzero(held)[0])  # the first held-out row
+    k = next(i for i in range(j + 1, len(y)) if not held[i:i + 3].any())  # three fit rows after it
+    cuts = [0, 0, j, j + 1, k, k + 3, (k + 3 + len(y)) // 2, len(y)]
+    return [RowBlock(X[lo:hi], y[lo:hi]) for lo, hi in zip(cuts[:-1], cuts[1:])]
+
+
+def _same_early_stopping(single, dist, n_partitions, rtol=1e-9):
+    assert (dist.n_columns_, dist.best_iteration_, dist.n_validation_, dist.cg_iterations_) == \
+        (single.n_columns_, single.best_iteration_, single.n_validation_, single.cg_iterations_)
+    assert single.best_iteration_ >= 1 and single.n_validation_ > 0
+    np.testing.assert_allclose(dist.validation_scores_, single.validation_scores_, rtol=rtol, atol=0)
+    np.testing.assert_allclose(dist.y_mean_, single.y_mean_, rtol=1e-12, atol=1e-15)
+    assert dist.train_scores_.shape == single.train_scores_.shape  # every training row, held out or not
+    scale = np.abs(single.train_scores_).max()
+    np.testing.assert_allclose(dist.train_scores_, single.train_scores_, rtol=0, atol=10 * rtol * scale)
+    assert dist.partitions_ == n_partitions and dist.bytes_per_cg_step_ == 2 * 8 * dist.coef_.size * n_partitions
+    assert dist.bytes_per_stopping_step_ == (8 * dist.coef_.size + 16) * n_partitions
+
+
+@pytest.mark.parametrize("solver", ["cg", "pcg"])
+def test_rb_early_stopped_across_partitions_is_the_single_process_fit(client, solver):
+    """D from the fit rows' bins only, the same held-out rows, scores, kept iterate and predictions;
+    partitions with no rows, with no held-out row and with no fit row among them."""
+    X, y = _problem(seed=8)
+    est = RandomBinningClassifier(n_grids=16, sigma=2.0, lam=1e-4, solver=solver, maxit=60, early_stopping=True,
+                                  random_state=5)
+    single = est.fit(X, y)
+    sources = _es_sources(X, y, seed=5)
+    dist = DistributedRidge(est, client=client).fit_partitions(sources)
+    _same_binning(single, dist, X)  # the early-stopped fit's columns: bins of the fit rows only
+    assert single.n_columns_ < RandomBinningClassifier(n_grids=16, sigma=2.0, random_state=5).fit(X, y).n_columns_
+    _same_early_stopping(single, dist, len(sources))
+    np.testing.assert_allclose(dist.coef_, single.coef_, rtol=0, atol=1e-10 * np.abs(single.coef_).max())
+    np.testing.assert_array_equal(dist.predict(X), single.predict(X))
+
+
+def test_two_classes_and_the_meta_estimators_seed_and_split(client):
+    """One target column (the sign decides), random_state given to the meta-estimator, even splits;
+    random_state=None draws one seed for every partition (the split is the union of theirs)."""
+    X, y = _problem(seed=9)
+    y = (y > 0).astype(int)
+    est = RandomBinningClassifier(n_grids=16, sigma=2.0, solver="pcg", maxit=40, early_stopping=True)
+    single = clone_with(est, random_state=7).fit(X, y)
+    dist = DistributedRidge(est, client=client, n_partitions=3, random_state=7).fit(X, y)
+    _same_binning(single, dist, X)
+    _same_early_stopping(single, dist, 3)
+    np.testing.assert_array_equal(dist.predict(X), single.predict(X))
+    unseeded = DistributedRidge(est, client=client, n_partitions=3).fit(X, y)
+    assert 0.05 * len(y) < unseeded.n_validation_ < 0.15 * len(y)
+
+
+def clone_with(est, **params):
+    from sklearn.base import clone
+
+    return clone(est).set_params(**params)
+
+
+@pytest.mark.parametrize("est", [
+    NystromClassifier(n_components=60, sigma=1.0, lam=10.0, random_state=2, solver="cg", maxit=60, early_stopping=True),
+    RandomFourierRegressor(n_components=30, sigma=1.0, lam=100.0, random_state=0, solver="pcg", early_stopping=True,
+                           validation_fraction=0.2),
+])
+def test_rf_and_nystrom_by_cg_stop_early_as_the_single_process_fit(client, est):
+    """The map fitted on the fit rows (Nystrom's landmarks drawn among them), y_mean of all rows. A
+    large lam: Nystrom's Z is so ill-conditioned that CG amplifies rounding past 1e-3 in 13 steps at
+    lam = 0.1 (with or without early stopping), and RF's features are float32, rounded differently
+    by BLAS in partitions of other sizes."""
+    X, y = _problem(seed=10)
+    target = X[:, 0] * 3 + np.sin(5 * X[:, 1]) if est._task == "regression" else y
+    single = est.fit(X, target)
+    fraction = est.validation_fraction
+    dist = DistributedRidge(est, client=client).fit_partitions(_es_sources(X, target, est.random_state, fraction))
+    rtol = 1e-5 if est._task == "regression" else 1e-9
+    _same_early_stopping(single, dist, 7, rtol)
+    if est._task != "regression":
+        np.testing.assert_array_equal(dist.features_.landmark_indices_, single.features_.landmark_indices_)
+        np.testing.assert_array_equal(dist.predict(X), single.predict(X))
+    np.testing.assert_allclose(dist.coef_, single.coef_, rtol=0, atol=rtol * np.abs(single.coef_).max())
+
+
+def test_rb_regression_stops_early_as_the_single_process_fit(client):
+    """The squared error summed over the partitions' held-out rows decides as the single fit's."""
+    X, _ = _problem(seed=11)
+    target = np.sin(6 * X[:, 0]) + X[:, 1] + np.random.default_rng(0).normal(scale=0.3, size=len(X))
+    est = RandomBinningRegressor(n_grids=16, sigma=3.0, lam=0.5, maxit=200, tol=1e-12, early_stopping=True,
+                                 random_state=4, center=True)
+    single = est.fit(X, target)
+    assert single.cg_iterations_ < 200  # stopped by the held-out rows, not by maxit
+    dist = DistributedRidge(est, client=client, n_partitions=3).fit(X, target)
+    _same_binning(single, dist, X)
+    _same_early_stopping(single, dist, 3)
+    np.testing.assert_allclose(dist.predict(X), single.predict(X), rtol=0, atol=1e-8)
+
+
+def test_a_split_with_an_empty_side_is_refused_as_on_one_machine(client):
+    from rbrepro.solvers.stopping import held_out
+
+    X, y = _problem(n=3)
+    assert not held_out(3, 0.1, 1).any()
+    est = RandomBinningRegressor(n_grids=4, early_stopping=True, random_state=1)
+    with pytest.raises(InvalidParameter, match="some rows on each side"):
+        est.fit(X, X[:, 0])
+    with pytest.raises(InvalidParameter, match="some rows on each side"):
+        DistributedRidge(est, client=client, n_partitions=2).fit(X, X[:, 0])

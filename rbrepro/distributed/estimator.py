@@ -64,6 +64,8 @@ class DistributedRidge(MetaEstimatorMixin, BaseEstimator):
     estimator_ : the fitted estimator. Its fitted attributes (coef_, features_, classes_ ...) are
     also read through this object.
     workers_, partitions_, bytes_per_cg_step_ : the cluster used and the bytes moved per CG step.
+    bytes_per_stopping_step_ : with early stopping, the bytes moved to score an iterate on the held-out
+        rows (W to each partition, two numbers back); 0 without.
     """
 
     def __init__(self, estimator, *, client, n_partitions=None, timeout_s=STEP_TIMEOUT_S, random_state=None):
@@ -114,6 +116,7 @@ class DistributedRidge(MetaEstimatorMixin, BaseEstimator):
         self.estimator_ = model
         self.workers_, self.partitions_, self.bytes_per_cg_step_ = (stats["workers"], stats["partitions"],
                                                                     stats["bytes_per_cg_step"])
+        self.bytes_per_stopping_step_ = stats["bytes_per_stopping_step"]
         return self
 
     def _scores(self, X) -> np.ndarray:

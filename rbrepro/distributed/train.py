@@ -33,7 +33,8 @@ def _wrapper(client, partitions):
 
 def _cluster_columns(cluster: str, model: DistributedRidge) -> dict:
     return {"cluster": cluster, "workers": model.workers_, "partitions": model.partitions_,
-            "bytes_per_cg_step": model.bytes_per_cg_step_}
+            "bytes_per_cg_step": model.bytes_per_cg_step_,
+            **({"bytes_per_stopping_step": model.bytes_per_stopping_step_} if model.bytes_per_stopping_step_ else {})}
 
 
 def train_on_cluster(params, cluster: str, *, partitions: int | None = None,

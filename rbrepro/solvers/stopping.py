@@ -56,19 +56,28 @@ def check_patience(patience) -> None:
         raise InvalidParameter(f"n_iter_no_change must be an integer >= 1, got {patience!r}")
 
 
-def classification_score(truth: np.ndarray) -> Callable[[np.ndarray], float]:
-    """Accuracy of decision values S (n x C) against one-vs-all +-1 targets: argmax for several
-    columns, the sign for one (the estimators' own decoding)."""
+def correct_decisions(S: np.ndarray, truth: np.ndarray) -> int:
+    """Rows whose decision values S (n x C) decode to the class of their one-vs-all +-1 targets:
+    argmax for several columns, the sign for one (the estimators' own decoding)."""
     if truth.shape[1] == 1:
-        positive = truth[:, 0] > 0
-        return lambda S: float(np.mean((S[:, 0] > 0) == positive))
-    labels = truth.argmax(axis=1)
-    return lambda S: float(np.mean(S.argmax(axis=1) == labels))
+        return int(np.count_nonzero((S[:, 0] > 0) == (truth[:, 0] > 0)))
+    return int(np.count_nonzero(S.argmax(axis=1) == truth.argmax(axis=1)))
+
+
+def squared_error(S: np.ndarray, truth: np.ndarray) -> float:
+    """The squared error of decision values S against centred targets."""
+    return float(np.sum((S - truth) ** 2))
+
+
+def classification_score(truth: np.ndarray) -> Callable[[np.ndarray], float]:
+    """Accuracy of decision values S (n x C) against one-vs-all +-1 targets (correct_decisions / n:
+    the very float np.mean gives, so a sum of counts over partitions scores alike)."""
+    return lambda S: correct_decisions(S, truth) / truth.shape[0]
 
 
 def regression_score(truth: np.ndarray) -> Callable[[np.ndarray], float]:
     """Minus the squared error of decision values S against centred targets (higher is better)."""
-    return lambda S: -float(np.sum((S - truth) ** 2))
+    return lambda S: -squared_error(S, truth)
 
 
 class ValidationStopping:
@@ -89,8 +98,12 @@ class ValidationStopping:
         gets worse keeps it."""
         self(0, W0)
 
+    def evaluate(self, W: np.ndarray) -> float:
+        """The score of iterate W (higher is better); a distributed fit reduces it over the workers."""
+        return self.score(self.Z_val.matvec(W))
+
     def __call__(self, iteration: int, W: np.ndarray) -> bool:
-        value = self.score(self.Z_val.matvec(W))
+        value = self.evaluate(W)
         self.scores.append(value)
         if value > self.best_score:
             self.best_score, self.best_iteration = value, iteration
