@@ -212,6 +212,29 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def firsts(rows: list[dict]) -> str:
+    """Per method, at how many targets it is the first (the least median time among those reaching it)."""
+    targets = [k for k in dict.fromkeys((r["dataset"], r["target"], r["target_value"]) for r in rows)
+               if k[1] != "exact kernel (reference)"]
+    count = dict.fromkeys((r["method"] for r in rows if r["target"] != "exact kernel (reference)"), 0)
+    for key in targets:
+        reached = [r for r in rows if (r["dataset"], r["target"], r["target_value"]) == key
+                   and r["reached_R"] not in ("not reached", "not run")]
+        if reached:
+            count[min(reached, key=lambda r: float(r["median_s"]))["method"]] += 1
+    return "first to the target: " + "; ".join(f"{m} {n} of {len(targets)}" for m, n in count.items())
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The rows CSV back, with its numbers as numbers (what markdown and firsts read)."""
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for r in rows:
+        for name in ("target_value", "median_s", "min_s", "max_s", "test_metric"):
+            r[name] = float(r[name]) if r.get(name) not in (None, "") else float("nan")
+    return rows
+
+
 def draw(out_csv: Path, ladder_csv: Path, png: Path) -> None:
     """The figure from the two CSVs alone: per dataset, each method's test metric against its
     fit time (log x; the ladder as a line, a single fit as a marker), the targets as lines."""
@@ -604,7 +627,14 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="CSV (default bench/results/peers.csv; "
                                                               "--quick: bench/results/peers-quick.csv)")
     parser.add_argument("--quick", action="store_true", help="2,000 rows, R <= 256: tries the code, not for numbers")
+    parser.add_argument("--from-csv", type=Path, help="measure nothing: print the table and the counts of a rows CSV "
+                                                      "written before, and redraw its figure")
     args = parser.parse_args(argv)
+    if args.from_csv:
+        rows = read_rows(args.from_csv)
+        print(markdown(rows) + "\n\n" + firsts(rows))
+        draw(args.from_csv, args.from_csv.with_name(args.from_csv.stem + "-ladder.csv"), args.from_csv.with_suffix(".png"))
+        return 0
     args.repeats = args.repeats or (1 if args.quick else 3)
     args.budget = args.budget or (10.0 if args.quick else 60.0)
     out = args.out or Path("bench/results") / ("peers-quick.csv" if args.quick else "peers.csv")
@@ -633,7 +663,7 @@ def main(argv=None) -> int:
         write_csv(out, rows, FIELDS)  # after every dataset, so a stopped run keeps what finished
         write_csv(out.with_name(out.stem + "-ladder.csv"), ladder, LADDER_FIELDS)
     draw(out, out.with_name(out.stem + "-ladder.csv"), out.with_suffix(".png"))
-    print("\n" + markdown(rows))
+    print("\n" + markdown(rows) + "\n\n" + firsts(rows))
     print(f"\nrows: {out}   ladders: {out.with_name(out.stem + '-ladder.csv')}   figure: {out.with_suffix('.png')}")
     return 0
 

@@ -84,3 +84,15 @@ def test_validation_slice_never_overlaps_and_labels_for_the_authors():
     labels, n = peers.authors_labels(np.array([-1.0, 1.0]), "classification")
     assert n == 2 and labels.tolist() == [-1.0, 1.0]
     assert peers.authors_labels(np.array([0.5, 2.0]), "regression")[1] == 1
+
+
+def test_firsts_counts_the_fastest_method_that_reaches_each_target():
+    from bench.peers import firsts
+
+    def row(target, method, R, s):
+        return {"dataset": "d", "target": target, "target_value": 1.0, "method": method, "reached_R": R,
+                "median_s": s}
+
+    rows = [row("a", "rb", "64", 0.5), row("a", "svc", "-", 0.2), row("b", "rb", "128", 1.0),
+            row("b", "svc", "not reached", 0.1), row("c", "rb", "not reached", 0.0), row("c", "svc", "not run", 0.0)]
+    assert firsts(rows) == "first to the target: rb 1 of 3; svc 1 of 3"
