@@ -16,7 +16,6 @@ cod_rna_split (the mirror lacks cod-rna.t) 1.58; lambda the dataset's (0.01). Ne
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 
 SIGMAS = {"ijcnn1": 1.58, "cadata": 4.46, "letter": 1.2658, "mnist": 0.03, "cod_rna_split": 1.58}

@@ -27,8 +27,16 @@ from rbrepro.models.registry import RIDGE_SOLVERS, MethodSpec, method_spec
 from rbrepro.solvers.cg import MAXIT, TOL, ridge_cg
 from rbrepro.solvers.direct import ridge_direct
 from rbrepro.solvers.operator import DenseOperator, as_operator
-from rbrepro.solvers.stopping import (PATIENCE, VALIDATION_FRACTION, ValidationStopping, check_fraction,
-                                      check_patience, classification_score, held_out, regression_score)
+from rbrepro.solvers.stopping import (
+    PATIENCE,
+    VALIDATION_FRACTION,
+    ValidationStopping,
+    check_fraction,
+    check_patience,
+    classification_score,
+    held_out,
+    regression_score,
+)
 
 SOLVERS = RIDGE_SOLVERS
 

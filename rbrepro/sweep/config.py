@@ -65,8 +65,18 @@ from rbrepro.models.cell import CellParams
 from rbrepro.models.registry import METHODS, method_names, solver_conflict
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.sweep.selection import PER_EXACT, Selection, choose_sigma, parse_selection
-from rbrepro.vocabulary import (BAND_AT, KERNELS, LOSSES, PROTOCOLS, RNGS, SCALINGS, SCORINGS, SOLVERS, STOPPINGS,
-                                 VARIANTS)
+from rbrepro.vocabulary import (
+    BAND_AT,
+    KERNELS,
+    LOSSES,
+    PROTOCOLS,
+    RNGS,
+    SCALINGS,
+    SCORINGS,
+    SOLVERS,
+    STOPPINGS,
+    VARIANTS,
+)
 from rbrepro.vocabulary import FIGURES as DRAWN_FIGURES
 from rbrepro.yamlconf import ConfigError, Node, Reader, compose
 
