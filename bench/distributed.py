@@ -58,6 +58,13 @@ def step_model(t_row: float, task_s: float, n_rows: int, D: int, C: int) -> list
              t_row * n_rows / m + task_s * m + share * math.ceil(math.log2(m)) / BANDWIDTH) for m in MACHINES]
 
 
+def _peak_rss() -> int:
+    """On a worker: its process's peak resident memory in bytes (Linux reports KiB)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=4_000_000)
@@ -81,6 +88,14 @@ def main(argv=None) -> None:
         t0 = time.perf_counter()
         accuracy = 100.0 * float(np.mean(model.predict(X_test) == y_test))
         predict_s = time.perf_counter() - t0
+        peaks = sorted(client.run(_peak_rss).values())
+    from rbrepro.models.feature_ridge import featurize_memory
+
+    one_process = featurize_memory("rb", args.rows, X_test.shape[1], args.R)
+    print(f"memory: each worker's limit {args.worker_memory:g} GB, peaks {', '.join(f'{p / 1e9:.2f}' for p in peaks)} "
+          f"GB; one process would need {one_process / 1e9:.2f} GB by the memory model"
+          + (" (more than a worker's limit: it could not fit within it)" if one_process > args.worker_memory * 1e9
+             else ""), flush=True)
     step_s = model.solve_s_ / max(model.cg_iterations_, 1)
     D, C = model.n_columns_, model.coef_.shape[1]
     note = (f"susy-shaped N={args.rows}, R={args.R}, sigma={args.sigma:g}, local:{args.workers} of "

@@ -161,9 +161,35 @@ def test_too_little_worker_memory_is_refused_before_any_work():
     X, y = _problem()
     with distributed.LocalCluster(n_workers=1, processes=False, memory_limit="1MB", dashboard_address=None,
                                   silence_logs=logging.ERROR) as cluster, distributed.Client(cluster) as small:
-        with pytest.raises(MemoryLimitError, match="memory limit of dask worker"):
+        with pytest.raises(MemoryLimitError, match="a task may use on dask worker"):
             DistributedRidge(RandomBinningClassifier(n_grids=64), client=small).fit(X, y)
         assert not small.who_has()  # nothing was submitted
+
+
+def test_the_memory_check_reads_what_a_task_may_use_not_the_whole_limit():
+    """dask pauses a worker at 80 % of its limit and its process holds memory already: a partition
+    whose estimate fits the limit but not that headroom is refused (it killed workers at 1 M rows)."""
+    from rbrepro.distributed.fit import check_worker_memory
+    from rbrepro.models.feature_ridge import featurize_memory
+
+    class Source:
+        n_rows = 10_000
+
+        def nbytes(self):
+            return self.n_rows * 22 * 8
+
+    class Runner_:
+        def __init__(self, usable):
+            self.usable = usable
+
+        def worker_headroom(self):
+            return {"tcp://127.0.0.1:1": (8e9, self.usable, 0.3e9)}
+
+    estimate = featurize_memory("rb", 10_000, 22, 64) + Source().nbytes() + 4.0 * 10_000 * 64
+    assert estimate < 8e9
+    with pytest.raises(MemoryLimitError, match="a task may use on dask worker tcp://127.0.0.1:1"):
+        check_worker_memory(Runner_(estimate * 0.9), "rb", 64, [Source()], 22)
+    check_worker_memory(Runner_(estimate * 1.1), "rb", 64, [Source()], 22)  # fits: no error
 
 
 def test_a_step_that_hangs_is_stopped_by_its_timeout(client):

@@ -141,6 +141,24 @@ class Runner:
         workers = self.client.scheduler_info().get("workers", {})
         return {address: float(info.get("memory_limit") or 0) for address, info in workers.items()}
 
+    def worker_headroom(self) -> dict[str, tuple[float, float, float]]:
+        """Each limited worker's (limit, bytes it may use for a task, bytes its process holds now): dask
+        pauses a worker above its `pause` fraction of the limit and its nanny kills it above
+        `terminate`, so a task gets the smaller fraction of the limit less what the process holds."""
+        import dask
+
+        fractions = [f for f in (dask.config.get("distributed.worker.memory.pause", 0.8),
+                                 dask.config.get("distributed.worker.memory.terminate", 0.95)) if f]
+        fraction = min(fractions) if fractions else 1.0
+        workers = self.client.scheduler_info().get("workers", {})
+        out = {}
+        for address, info in workers.items():
+            limit = float(info.get("memory_limit") or 0)
+            if limit > 0:
+                held = float((info.get("metrics") or {}).get("memory") or 0)
+                out[address] = (limit, limit * fraction - held, held)
+        return out
+
 
 def ordered_sum(parts: list):
     """The partitions' shares added in partition order (the same sum on every run), into the first

@@ -45,21 +45,24 @@ def check_distributable(model) -> str:
 
 
 def check_worker_memory(runner, method: str, R: int, sources: list, n_features: int) -> None:
-    """Refuse before any work where the smallest worker's memory limit is below the memory model's
-    estimate for the largest partition (its rows and their features)."""
-    limits = {a: m for a, m in runner.worker_memory().items() if m > 0}
-    if not limits or not sources:
+    """Refuse before any work where the memory a task may use on the tightest worker (its limit times
+    dask's pause fraction, less what its process holds already: Runner.worker_headroom) is below the
+    memory model's estimate for the largest partition (its rows and their features)."""
+    headroom = runner.worker_headroom() if hasattr(runner, "worker_headroom") else {
+        a: (m, m, 0.0) for a, m in runner.worker_memory().items() if m > 0}
+    if not headroom or not sources:
         return
-    address, limit = min(limits.items(), key=lambda item: item[1])
+    address, (limit, usable, held) = min(headroom.items(), key=lambda item: item[1][1])
     biggest = max(range(len(sources)), key=lambda i: sources[i].n_rows)
     n = sources[biggest].n_rows
     estimate = featurize_memory(method, n, n_features, R) + sources[biggest].nbytes()
     if method == SUBJECT:  # the local ids stay while their global copy is written
         estimate += 4.0 * n * R
-    if estimate > limit:
+    if estimate > usable:
         raise MemoryLimitError(f"partition {biggest} ({n:,} rows) needs about {estimate / GB:.2f} GB to featurize at "
-                               f"R = {R}, more than the {limit / GB:.2f} GB memory limit of dask worker {address}; "
-                               "use more partitions or workers with more memory")
+                               f"R = {R}, more than the {usable / GB:.2f} GB a task may use on dask worker {address} "
+                               f"(its {limit / GB:.2f} GB limit at dask's pause fraction, less the {held / GB:.2f} GB "
+                               "its process holds); use more partitions or workers with more memory")
 
 
 def _targets(model, runner, parts: list, task: str, n_rows: int):
