@@ -117,8 +117,8 @@ def _solve(model, operator: DistributedOperator, encoded: list, y_mean: np.ndarr
     the held-out rows, reduced alike), or (RF, Nystrom) the Gram matrix reduced once. All targets in
     one CG (a single-machine fit splits them into passes only where memory is short)."""
     D, C = operator.shape[1], y_mean.shape[0]
-    best = 8.0 * D * C if held is not None else 0.0  # early stopping keeps the best iterate besides CG's
-    check_memory(f"the {model.solver_} solve for D = {D}", solve_memory(model._method, model.solver_, D, C) + best,
+    check_memory(f"the {model.solver_} solve for D = {D}",
+                 solve_memory(model._method, model.solver_, D, C, early_stopping=held is not None),
                  model.memory_limit_gb)
     model.best_iteration_ = -1
     if model.solver_ in ("cg", "pcg"):

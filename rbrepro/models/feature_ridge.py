@@ -35,6 +35,7 @@ from rbrepro.solvers.stopping import (
     check_patience,
     classification_score,
     held_out,
+    mean_sign_accuracy,
     regression_score,
 )
 
@@ -62,22 +63,23 @@ def _cg_memory(D: int, C: int, early_stopping: bool = False) -> float:
     return 8.0 * D * C * (8 if early_stopping else 7)
 
 
-def solve_memory(method: str, solver: str, D: int, C: int) -> float:
-    """Bytes of the ridge solve for D columns and C targets: CG's vectors, or the normal equations
-    (dense; a sparse feature map's LU fill-in is not predictable, so bounded as dense)."""
+def solve_memory(method: str, solver: str, D: int, C: int, early_stopping: bool = False) -> float:
+    """Bytes of the ridge solve for D columns and C targets: CG's vectors (with early stopping's
+    best iterate), or the normal equations (dense; a sparse feature map's LU fill-in is not
+    predictable, so bounded as dense)."""
     if solver in ("cg", "pcg"):
-        return _cg_memory(D, C)
+        return _cg_memory(D, C, early_stopping)
     if getattr(_feature_spec(method).feature_class(), "sparse", False):
         return 8.0 * D * D
     return 8.0 * D * D * 2 + 8.0 * D * C
 
 
-def cg_columns_per_pass(D: int, C: int, limit_bytes: float) -> int:
+def cg_columns_per_pass(D: int, C: int, limit_bytes: float, early_stopping: bool = False) -> int:
     """Targets one CG pass can take: all C when their vectors fit `limit_bytes`, else as many as
     fit beside the full D x C coefficient matrix (0: not even one)."""
-    if _cg_memory(D, C) <= limit_bytes:
+    if _cg_memory(D, C, early_stopping) <= limit_bytes:
         return C
-    return max(0, min(C, int((limit_bytes - 8.0 * D * C) // _cg_memory(D, 1))))
+    return max(0, min(C, int((limit_bytes - 8.0 * D * C) // _cg_memory(D, 1, early_stopping))))
 
 
 def fit_features(features, X):
@@ -223,7 +225,7 @@ class _FeatureRidge(BaseEstimator):
         elif hi - lo == C:
             score = classification_score(part)
         else:
-            score = _mean_sign_accuracy(part)
+            score = mean_sign_accuracy(part)
         return ValidationStopping(Z_val, score, self.n_iter_no_change)
 
     def _solve_cg(self, operator, Y: np.ndarray, validation=None) -> None:
@@ -231,10 +233,12 @@ class _FeatureRidge(BaseEstimator):
         targets in turn (each column's CG is independent, so the result is the same): mnist
         at R = 937 has D = 56 M, and 10 classes at once would need 31 GB."""
         D, C = self.n_columns_, Y.shape[1]
-        per_pass = cg_columns_per_pass(D, C, memory_limit_bytes(self.memory_limit_gb))
+        stops_early = validation is not None
+        per_pass = cg_columns_per_pass(D, C, memory_limit_bytes(self.memory_limit_gb), stops_early)
         if per_pass < 1:  # not even one target fits beside the coefficients: refused in one line
-            check_memory(f"the {self.solver_} solve for D = {D}", solve_memory(self._method, self.solver_, D, 1)
-                         + 8.0 * D * C, self.memory_limit_gb)
+            check_memory(f"the {self.solver_} solve for D = {D}",
+                         solve_memory(self._method, self.solver_, D, 1, stops_early) + 8.0 * D * C,
+                         self.memory_limit_gb)
             per_pass = 1
         coef = np.empty((D, C)) if per_pass < C else None
         self.cg_iterations_, self.cg_residual_, self.cg_passes_ = 0, 0.0, 0
@@ -357,12 +361,6 @@ def _doc(summary: str, r_name: str, r_meaning: str, solver: str, center: bool, k
     return summary + "\n" + _R_DOC.format(r_name=r_name, r_meaning=r_meaning, solver=solver, center=center,
                                           kernel_doc=_KERNEL_DOC if kernel else "",
                                           draws_doc="" if kernel else _DRAWS_DOC)
-
-
-def _mean_sign_accuracy(truth: np.ndarray):
-    """Mean over one-vs-all columns of each column's sign accuracy (a pass holding some classes)."""
-    positive = truth > 0
-    return lambda S: float(np.mean((S > 0) == positive))
 
 
 class _RandomBinningRidge(_FeatureRidge):

@@ -75,6 +75,12 @@ def classification_score(truth: np.ndarray) -> Callable[[np.ndarray], float]:
     return lambda S: correct_decisions(S, truth) / truth.shape[0]
 
 
+def mean_sign_accuracy(truth: np.ndarray) -> Callable[[np.ndarray], float]:
+    """Mean over one-vs-all columns of each column's sign accuracy (a CG pass holding some classes)."""
+    positive = truth > 0
+    return lambda S: float(np.mean((S > 0) == positive))
+
+
 def regression_score(truth: np.ndarray) -> Callable[[np.ndarray], float]:
     """Minus the squared error of decision values S against centred targets (higher is better)."""
     return lambda S: -squared_error(S, truth)
