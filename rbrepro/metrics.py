@@ -1,6 +1,18 @@
-"""Performance metrics of docs/design.md §2: relative error (regression), accuracy % (classification)."""
+"""Performance metrics of docs/design.md §2 (relative error for regression, accuracy % for
+classification), which way each is better, and the one rule that picks the best sigma.
+
+The statistic over repeated runs (seeds) is the median everywhere a number is read from rows:
+sigma selection in a sweep, `--sigma auto`, the report's claims, its tables and the figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
 
 import numpy as np
+
+#: each metric's name, and whether a higher value is better
+HIGHER_IS_BETTER = {"accuracy": True, "rel_error": False}
 
 
 def relative_error(y_true, y_pred) -> float:
@@ -19,3 +31,28 @@ def metric_name(task: str) -> str:
 
 def score(task: str, y_true, y_pred) -> float:
     return relative_error(y_true, y_pred) if task == "regression" else accuracy_percent(y_true, y_pred)
+
+
+def higher_is_better(metric: str) -> bool:
+    """True for accuracy, False for relative error (an unknown metric name is refused)."""
+    try:
+        return HIGHER_IS_BETTER[metric]
+    except KeyError:
+        raise ValueError(f"unknown metric {metric!r}; known: {', '.join(HIGHER_IS_BETTER)}") from None
+
+
+def seed_statistic(values: Iterable[float]) -> float:
+    """The statistic of repeated runs (seeds) at one setting: their median (NaN for none)."""
+    values = [float(v) for v in values]
+    return float(np.median(values)) if values else float("nan")
+
+
+def best_sigma(scores: Mapping[float, Iterable[float]], metric: str) -> float:
+    """sigma -> the metric of each run at it: the sigma with the best median (`seed_statistic`), the
+    smaller sigma on a tie; sigmas whose median is not finite are passed over (NaN: none is finite)."""
+    sign = 1.0 if higher_is_better(metric) else -1.0
+    finite = {float(s): seed_statistic(v) for s, v in scores.items()}
+    finite = {s: m for s, m in finite.items() if np.isfinite(m)}
+    if not finite:
+        return float("nan")
+    return max(sorted(finite), key=lambda s: (sign * finite[s], -s))

@@ -7,6 +7,8 @@ import re
 
 import pandas as pd
 
+from rbrepro.metrics import best_sigma, seed_statistic
+from rbrepro.metrics import higher_is_better as _metric_higher_is_better
 from rbrepro.models.registry import REFERENCE
 from rbrepro.sweep.quiet import LOAD_FLAG_CORES, disturbed_timings  # noqa: F401 - re-exported: one rule, the sweep's
 
@@ -43,7 +45,8 @@ def chosen_rows(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def higher_is_better(rows: pd.DataFrame) -> bool:
-    return rows["metric"].iloc[0] == "accuracy"
+    """Whether these rows' metric (one per frame: a dataset's) is better higher (`metrics.higher_is_better`)."""
+    return _metric_higher_is_better(str(rows["metric"].iloc[0]))
 
 
 def edge_rows(rows: pd.DataFrame) -> pd.DataFrame:
@@ -54,8 +57,9 @@ def edge_rows(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def spread(rows: pd.DataFrame, x: str, column: str) -> pd.DataFrame:
-    """Mean, min and max of `column` over seeds at each x."""
-    return rows.groupby(x)[column].agg(["mean", "min", "max"]).sort_index()
+    """At each x: the median of `column` over the seeds (the statistic every table, claim and figure
+    reads), its seed band (min and max) and n, the number of rows."""
+    return rows.groupby(x)[column].agg(["median", "min", "max", "size"]).rename(columns={"size": "n"}).sort_index()
 
 
 def exact_reference(frame: pd.DataFrame, dataset: str) -> tuple[float | None, str]:
@@ -69,9 +73,10 @@ def exact_reference(frame: pd.DataFrame, dataset: str) -> tuple[float | None, st
         kernel = f", {picked['kernel'].iloc[0]}" if "kernel" in picked and picked["kernel"].iloc[0] != "l1" else ""
         if picked is not rows:
             on = picked["selected_on"].iloc[0] if "selected_on" in picked else "validation"
-            return float(picked["test_metric"].mean()), f"exact kernel{kernel} (sigma chosen on {on})"
-        value = rows["test_metric"].max() if higher_is_better(rows) else rows["test_metric"].min()
-        return float(value), f"exact kernel{kernel} (best test)"
+            return seed_statistic(picked["test_metric"]), f"exact kernel{kernel} (sigma chosen on {on})"
+        by_sigma = {s: list(g["test_metric"]) for s, g in rows.groupby("sigma")}
+        best = best_sigma(by_sigma, str(rows["metric"].iloc[0]))
+        return seed_statistic(by_sigma[best]), f"exact kernel{kernel} (best test)"
     refused = frame[(frame["dataset"] == dataset) & (frame["method"] == REFERENCE)] if "method" in frame else frame
     if len(refused) and "error" in refused:
         if "evaluate_on" in refused:  # the test rows' refusal first: the fit on every training row

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rbrepro.metrics import best_sigma, metric_name
 from rbrepro.models.cell import CellParams, run_cell
 
 #: rcd's L1 weight when none is given (the ridge lambda comes from the dataset's registry entry)
@@ -35,22 +36,20 @@ def resolve_stopping(params: CellParams, stopping: str) -> CellParams:
 def choose_sigma(params: CellParams, data, sigmas=AUTO_SIGMAS, on_point=None) -> tuple[float, list, str]:
     """(the best sigma, [(sigma, validation metric)], "low"/"high" when it is a grid end) of `params`
     on a validation split of the training rows (the site's validation file where there is one, else
-    a seeded 20 %): test rows are never looked at. Best: highest accuracy or lowest relative error,
-    the smaller sigma on a tie."""
+    a seeded 20 %): test rows are never looked at. Best: by the one rule of `metrics.best_sigma`
+    (highest accuracy or lowest relative error, the smaller sigma on a tie)."""
     curve = []
     for sigma in sigmas:
         row = run_cell(replace(params, sigma=sigma, evaluate_on="validation"), data)
         curve.append((sigma, float(row["test_metric"])))
         if on_point:
             on_point(sigma, row["test_metric"], row["metric"])
-    sign = 1.0 if data.task != "regression" else -1.0
-    finite = [(s, m) for s, m in curve if np.isfinite(m)]
-    if not finite:
+    best = best_sigma({s: [m] for s, m in curve}, metric_name(data.task))
+    if not np.isfinite(best):
         from rbrepro.errors import InvalidParameter
 
         raise InvalidParameter(f"{data.name}: no sigma of {sigmas[0]:g} ... {sigmas[-1]:g} gave a finite validation "
                                f"metric; give --sigma")
-    best = max(finite, key=lambda point: (sign * point[1], -point[0]))[0]
     edge = "low" if best == sigmas[0] else "high" if best == sigmas[-1] else ""
     return best, curve, edge
 

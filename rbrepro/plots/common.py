@@ -34,15 +34,15 @@ def published_points(dataset: str, panel: str, method: str | None = None) -> pd.
 
 
 def line_with_spread(ax, rows, x, column, **style):
-    """The mean over seeds as a line, the min-max band in the line's own colour. A series of one
+    """The median over seeds as a line, the min-max band in the line's own colour. A series of one
     point draws no line and no band: a marker large enough to see, the spread as an error bar."""
     s = spread(rows, x, column)
     if len(s) == 1:
         style = {**style, "marker": style.get("marker") or "o", "ms": max(style.get("ms", 0), 7)}
-    (line,) = ax.plot(s.index, s["mean"], **style)
+    (line,) = ax.plot(s.index, s["median"], **style)
     if (s["max"] > s["min"]).any():
         if len(s) == 1:
-            ax.errorbar(s.index, s["mean"], yerr=[s["mean"] - s["min"], s["max"] - s["mean"]], fmt="none",
+            ax.errorbar(s.index, s["median"], yerr=[s["median"] - s["min"], s["max"] - s["median"]], fmt="none",
                         ecolor=line.get_color(), capsize=4, lw=1)
         else:
             ax.fill_between(s.index, s["min"], s["max"], alpha=0.2, color=line.get_color(), lw=0)

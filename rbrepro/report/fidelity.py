@@ -21,7 +21,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from rbrepro.analysis.rows import chosen_rows, test_rows
+from rbrepro.analysis.chosen import (  # noqa: F401 - re-exported: the rows a point stands on
+    chosen_exact,
+    chosen_numpy_rows,
+    chosen_sigma_rows,
+    draws_of,
+    numpy_test_rows,
+)
+from rbrepro.analysis.rows import test_rows
 from rbrepro.models.registry import REFERENCE, SUBJECT
 from rbrepro.published import published_table
 
@@ -245,55 +252,6 @@ def shape_bins(rows: pd.DataFrame) -> list[ShapeBins]:
         found.append(ShapeBins(dataset, paper, int(R), len(ratio), float(ratio.min()), float(ratio.max()),
                                float(np.exp(np.log(ratio).mean()))))
     return found
-
-
-def draws_of(rows: pd.DataFrame) -> pd.Series:
-    """Each row's draw, "numpy" or "authors" (rows older than the rng column drew from numpy)."""
-    if "rng" not in rows:
-        return pd.Series("numpy", index=rows.index)
-    return rows["rng"].fillna("numpy").replace("", "numpy")
-
-
-def chosen_sigma_rows(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per (dataset, method, R), the rows at the sigma the protocol chose (numpy draws and the
-    authors' draws alike): the `selected` rows where the sweep chose; where it chose nothing
-    at all (a grid), the best test mean, as the authors picked. A group the sweep's selection
-    left out has no chosen rows (never a test-set pick in its place)."""
-    if rows.empty:
-        return rows
-    picked = chosen_rows(rows)
-    if picked is not rows:  # the sweep marked its choice
-        return picked
-    keep = []
-    for _, group in rows.groupby(["dataset", "method", "R"], sort=False):
-        authors = draws_of(group) == "authors"
-        basis = group[authors] if authors.any() else group
-        metric = group["metric"].iloc[0]
-        means = basis.groupby("sigma")["test_metric"].mean()
-        best = means.idxmax() if metric == "accuracy" else means.idxmin()
-        keep.append(group[np.isclose(group["sigma"], best, rtol=1e-9)])
-    return pd.concat(keep) if keep else rows.iloc[:0]
-
-
-def numpy_test_rows(results: pd.DataFrame) -> pd.DataFrame:
-    """Test rows of numpy draws (our seeds; the authors' replayed draws left out)."""
-    ok = test_rows(results)
-    return ok[draws_of(ok) == "numpy"]
-
-
-def chosen_numpy_rows(results: pd.DataFrame) -> pd.DataFrame:
-    """Test rows of numpy draws at the chosen sigma, the baselines and RB (no exact kernel): the rows
-    claims 4-6, the tables behind Fig. 5 and the published points read alike. The sigma is chosen
-    over every draw (`chosen_sigma_rows`: where the authors' draws were replayed, theirs pick it)."""
-    ok = test_rows(results)
-    chosen = chosen_sigma_rows(ok[ok["method"] != REFERENCE])
-    return chosen[draws_of(chosen) == "numpy"]
-
-
-def chosen_exact(rows: pd.DataFrame) -> pd.DataFrame:
-    """The exact kernel's rows of a dataset at its chosen sigma (the sweep's choice, else the best test),
-    as its published point is compared."""
-    return chosen_sigma_rows(rows.assign(R=0))
 
 
 def _draw_value(rows: pd.DataFrame, sigma: float) -> float | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rbrepro.metrics import best_sigma, seed_statistic
 from rbrepro.models.registry import METHODS, method_names
 from rbrepro.yamlconf import Node, Reader
 
@@ -33,11 +34,6 @@ class Selection:
         return {"on": self.on, "per": dict(self.per), "run": self.run}
 
 
-def best_sigma(table: dict[float, list[float]]) -> float:
-    """sigma -> scores (higher is better): the best mean, the smaller sigma on a tie."""
-    return max(sorted(table), key=lambda s: sum(table[s]) / len(table[s]))
-
-
 def grid_edge(sigma: float, sigmas: tuple[float, ...]) -> str:
     """"low" / "high" when sigma is its grid's smallest / largest (the best may lie beyond), else ""."""
     if len(sigmas) < 2:
@@ -56,50 +52,63 @@ def chooses_from(config, row: dict, grid) -> bool:
     return int(row.get("seed", 0)) in (grid.seeds or config.seeds)
 
 
-def choose_sigma(config, rows: list[dict]) -> dict:
-    """(dataset, method, R) -> (sigma, edge) from finished rows: the validation rows of the
-    selection cells, or the test grid's rows when choosing on test. Per dataset, one sigma
-    serves every R: the best at select_R (validation) or the best mean over R (test). `edge`
-    is "low" / "high" when the choice is the grid's smallest / largest sigma, else ""."""
-    if config.selection is None:
-        return {}
-    on = config.selection.on
-    grids = {g.name: g for g in config.datasets}
+def _scores(config, rows: list[dict], on: str, grids: dict) -> tuple[dict, dict]:
+    """(dataset, method) -> R -> sigma -> the metric of each choosing row evaluated `on`, and
+    (dataset, method) -> the metric's name."""
     scores: dict = {}
+    metrics: dict = {}
     for row in rows:
         if row.get("status") != "ok" or row.get("evaluate_on", "test") != on:
             continue
         key = (row["dataset"], row["method"])
         if key[0] not in grids or not chooses_from(config, row, grids[key[0]]):
             continue
-        sign = 1.0 if row.get("metric") == "accuracy" else -1.0  # higher is better after the sign
+        metrics[key] = row.get("metric") or "accuracy"
         scores.setdefault(key, {}).setdefault(int(row["R"]), {}).setdefault(float(row["sigma"]), []).append(
-            sign * float(row["test_metric"]))
+            float(row["test_metric"]))
+    return scores, metrics
+
+
+def choose_sigma(config, rows: list[dict]) -> dict:
+    """(dataset, method, R) -> (sigma, edge) from finished rows: the validation rows of the
+    selection cells, or the test grid's rows when choosing on test, by the one rule of
+    `metrics.best_sigma` (the best median over seeds, the smaller sigma on a tie). Per dataset, one
+    sigma serves every R: the best at select_R (validation) or the best median over R of each R's
+    median (test). `edge` is "low" / "high" when the choice is the grid's smallest / largest sigma,
+    else ""."""
+    if config.selection is None:
+        return {}
+    on = config.selection.on
+    grids = {g.name: g for g in config.datasets}
+    scores, metrics = _scores(config, rows, on, grids)
     chosen = {}
     for (dataset, method), by_R in scores.items():
+        metric = metrics[dataset, method]
         grid = grids[dataset]
         sigmas = grid.sigmas_for(method)
         line = not METHODS[method].has_R  # the exact kernel: one sigma for its line
         Rs = (0,) if line else grid.R
         if line or config.selection.per_method(method) == "R":
             for R, table in by_R.items():
-                if R in Rs:
-                    s = best_sigma(table)
+                s = best_sigma(table, metric) if R in Rs else float("nan")
+                if s == s:  # NaN: no finite score at this R, nothing chosen
                     chosen[dataset, method, R] = (s, grid_edge(s, sigmas))
             continue
         if on == "validation":
             table = by_R.get(grid.select_R)
             if not table:
                 continue
-        else:  # the best mean over R, among sigmas run at every R
+        else:  # the best over R of each R's median, among sigmas run at every R
             table = {}
             for R, per_sigma in by_R.items():
                 for s, vals in per_sigma.items():
-                    table.setdefault(s, {})[R] = sum(vals) / len(vals)
+                    table.setdefault(s, {})[R] = seed_statistic(vals)
             table = {s: list(v.values()) for s, v in table.items() if len(v) == len(by_R)}
             if not table:
                 continue
-        s = best_sigma(table)
+        s = best_sigma(table, metric)
+        if s != s:  # NaN: no finite score, nothing chosen
+            continue
         for R in Rs:
             chosen[dataset, method, R] = (s, grid_edge(s, sigmas))
     for grid in config.datasets:  # per: exact — the exact kernel's choice of the dataset
