@@ -1,8 +1,10 @@
-"""Provenance recorded in every result row: versions, commit, BLAS, CPU, threads."""
+"""Provenance recorded in every result row: versions (Python, numpy, scipy, numba, scikit-learn),
+commit, BLAS, and the machine (CPU model, logical cores, RAM) a reader needs to rerun on."""
 
 from __future__ import annotations
 
 import functools
+import os
 import platform
 import subprocess
 from pathlib import Path
@@ -43,6 +45,24 @@ def _blas() -> str:
         return "unknown"
 
 
+def _ram_bytes() -> int | str:
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().total)
+    except Exception:  # psutil is best effort here; provenance must never fail a cell
+        return ""
+
+
+def _sklearn() -> str:
+    try:
+        import sklearn
+
+        return sklearn.__version__
+    except ImportError:
+        return ""
+
+
 @functools.lru_cache(maxsize=1)
 def provenance() -> dict:
     """Static facts about this process's software and machine (computed once)."""
@@ -58,7 +78,10 @@ def provenance() -> dict:
         "numpy": np.__version__,
         "scipy": scipy.__version__,
         "numba": numba.__version__,
+        "scikit_learn": _sklearn(),
         "blas": _blas(),
         "cpu": _cpu_model(),
+        "cpu_cores": os.cpu_count() or "",
+        "ram_bytes": _ram_bytes(),
         "host": platform.node(),
     }

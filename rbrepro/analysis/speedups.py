@@ -2,8 +2,14 @@
 trace, the speedup over the 1-thread cells, and eq. 29's prediction.
 
 Speedup = time(1 thread) / time(tau threads) to reach F <= F* + eps (F(0) - F*), eps = 1e-3,
-F* the best objective of the single-thread run(s) of the same seed; with several seeds (repeats)
-each time and speedup is the median over them.
+F* the best objective of the single-thread run(s) of the same seed. Each seed is its own draw of
+features, so its target and its 1-thread time are its own; the pooled speedup is the median over
+the seeds, with their band (min-max) and n.
+
+A speedup is the product of two ratios, each read from the same traces: the epochs the 1-thread
+run needs to reach the target over those the tau-thread run needs (how the parallel iterates
+converge per pass), and the seconds per epoch, 1 thread over tau (how fast a pass runs). Eq. 29
+bounds the expected progress per update; where a measured speedup exceeds it, these two say why.
 """
 
 from __future__ import annotations
@@ -17,10 +23,23 @@ EPS = 1e-3
 
 
 def time_to_target(trace: list, target: float) -> float:
-    for t, f in trace:
+    for t, f, *_ in trace:
         if f <= target:
             return float(t)
     return float("inf")
+
+
+def epochs_to_target(trace: list, target: float) -> float:
+    """The first epoch (0: the start) whose objective is at most `target` (inf: never)."""
+    for epoch, (_, f, *_) in enumerate(trace):
+        if f <= target:
+            return float(epoch)
+    return float("inf")
+
+
+def seconds_per_epoch(trace: list) -> float:
+    """Timed seconds per epoch over the whole trace (NaN for a trace without an epoch)."""
+    return float(trace[-1][0]) / (len(trace) - 1) if len(trace) > 1 else float("nan")
 
 
 def eq29_speedup(tau, omega: float, D: float):
@@ -33,41 +52,65 @@ def eq29_speedup(tau, omega: float, D: float):
     return tau / (1.0 + (omega - 1.0) * (tau - 1.0) / (D - 1.0))
 
 
+def _ratio(a: float, b: float) -> float:
+    return a / b if np.isfinite(a) and np.isfinite(b) and b > 0 else float("nan")
+
+
 def _speedups_of_one_draw(part: pd.DataFrame) -> list[dict]:
-    """One method's cells of one seed (one draw of features): time to its own target objective
-    F* + eps (F(0) - F*) and speedup over its own 1-thread cell, per (variant, threads)."""
+    """One method's cells of one seed (one draw of features): time and epochs to its own target
+    objective F* + eps (F(0) - F*), seconds per epoch, and the speedup over its own 1-thread cell with
+    its two factors, per (variant, threads). A run that never reaches the target has speedup 0 and
+    `reached` False."""
     traces = [json.loads(t) for t in part["rcd_trace"]]
     single = (part["threads"] == 1).to_numpy()
     pool = [tr for tr, s in zip(traces, single) if s] if single.any() else traces
-    f_star = min(min(f for _, f in tr) for tr in pool)
+    f_star = min(min(p[1] for p in tr) for tr in pool)
     f0 = traces[0][0][1]
     target = f_star + EPS * (f0 - f_star)
-    part = part.assign(time_to_target=[time_to_target(tr, target) for tr in traces])
-    base = part[part["threads"] == 1]["time_to_target"].mean() if single.any() else np.nan
+    part = part.assign(time_to_target=[time_to_target(tr, target) for tr in traces],
+                       epochs_to_target=[epochs_to_target(tr, target) for tr in traces],
+                       seconds_per_epoch=[seconds_per_epoch(tr) for tr in traces])
+    base = part[part["threads"] == 1] if single.any() else part.iloc[:0]
+    base_t = base["time_to_target"].mean() if len(base) else np.nan
+    base_e = base["epochs_to_target"].mean() if len(base) else np.nan
+    base_s = base["seconds_per_epoch"].mean() if len(base) else np.nan
     out = []
     for (variant, threads), g in part.groupby(["variant", "threads"]):
-        t = g["time_to_target"].mean()
+        t, e, s = g["time_to_target"].mean(), g["epochs_to_target"].mean(), g["seconds_per_epoch"].mean()
+        reached = bool(np.isfinite(t))
         out.append({"variant": "sequential" if threads == 1 else variant, "threads": threads, "time_to_target": t,
-                    "speedup": base / t if np.isfinite(t) and t > 0 else 0.0, "D": g["D"].mean(),
-                    "R": g["R"].iloc[0]})
+                    "speedup": base_t / t if reached and t > 0 else 0.0, "reached": reached,
+                    "epoch_ratio": _ratio(base_e, e) if reached else float("nan"),
+                    "pass_ratio": _ratio(base_s, s), "D": g["D"].mean(), "R": g["R"].iloc[0]})
     return out
 
 
-def speedups(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per (method, variant, threads): time to target and speedup over the 1-thread cells, each the
-    median over the repeats (seeds; `runs` says how many). Each seed is its own draw of features, so
-    its target and its 1-thread time are its own, and only the ratios are pooled."""
-    out = []
+def per_seed_speedups(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per (method, seed, variant, threads): `_speedups_of_one_draw`'s numbers."""
     rows = rows if "seed" in rows else rows.assign(seed=0)
-    for method, part in rows.groupby("method"):
-        per_seed = [dict(one, seed=seed) for seed, cells in part.groupby("seed")
-                    for one in _speedups_of_one_draw(cells)]
-        frame = pd.DataFrame(per_seed)
-        for (variant, threads), g in frame.groupby(["variant", "threads"], sort=False):
-            judged = g[np.isfinite(g["speedup"])]  # a seed without a 1-thread cell has no speedup to pool
-            out.append({"method": method, "variant": variant, "threads": threads,
-                        "time_to_target": float(g["time_to_target"].median()),
-                        "speedup": float(judged["speedup"].median()) if len(judged) else float("nan"),
-                        "D": g["D"].mean(), "R": g["R"].iloc[0], "runs": len(judged),
-                        "reached": int((judged["speedup"] > 0).sum())})
+    out = [dict(one, method=method, seed=seed) for method, part in rows.groupby("method")
+           for seed, cells in part.groupby("seed") for one in _speedups_of_one_draw(cells)]
+    return pd.DataFrame(out)
+
+
+def speedups(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per (method, variant, threads): the median over the repeats (seeds) of the time to target, the
+    speedup with its band (speedup_min, speedup_max) and its two factors, D's median; `runs` says how
+    many seeds have a 1-thread cell to compare with, `reached` how many of them reach the target."""
+    frame = per_seed_speedups(rows)
+    out = []
+    if frame.empty:
+        return frame
+    for (method, variant, threads), g in frame.groupby(["method", "variant", "threads"], sort=False):
+        judged = g[np.isfinite(g["speedup"])]  # a seed without a 1-thread cell has no speedup to pool
+        sp = judged["speedup"]
+        out.append({"method": method, "variant": variant, "threads": threads,
+                    "time_to_target": float(g["time_to_target"].median()),
+                    "speedup": float(sp.median()) if len(sp) else float("nan"),
+                    "speedup_min": float(sp.min()) if len(sp) else float("nan"),
+                    "speedup_max": float(sp.max()) if len(sp) else float("nan"),
+                    "epoch_ratio": float(judged["epoch_ratio"].median()) if len(judged) else float("nan"),
+                    "pass_ratio": float(judged["pass_ratio"].median()) if len(judged) else float("nan"),
+                    "D": float(g["D"].median()), "R": g["R"].iloc[0], "runs": len(judged),
+                    "reached": int(judged["reached"].sum())})
     return pd.DataFrame(out)

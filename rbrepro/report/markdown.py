@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import pandas as pd
 
 
 def fmt(value) -> str:
@@ -25,3 +26,13 @@ def table(header: list[str], rows: list[list], cell: Callable[[object], str] = f
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def band(values, digits: int = 4) -> str:
+    """The median over seeds and its band, "median [min, max]" (one value, or all equal: the value)."""
+    v = pd.Series(values, dtype=float).dropna()
+    if v.empty:
+        return "–"
+    if len(v) == 1 or v.min() == v.max():
+        return f"{v.median():.{digits}g}"
+    return f"{v.median():.{digits}g} [{v.min():.{digits}g}, {v.max():.{digits}g}]"

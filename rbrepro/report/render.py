@@ -22,7 +22,7 @@ from rbrepro.report.sections.claims import claims_section
 from rbrepro.report.sections.configs import seeds_table
 from rbrepro.report.sections.fidelity import fidelity_section
 from rbrepro.report.sections.figures import figures_section
-from rbrepro.report.sections.provenance import provenance_section
+from rbrepro.report.sections.provenance import machine_section, provenance_section
 from rbrepro.report.sections.scale import paper_scale_section, scale_lines, scaling_section
 from rbrepro.report.text import INTRO, REPRODUCING
 
@@ -71,6 +71,7 @@ def build_all(root: str | Path = ".") -> tuple[str, tuple[str, str], str]:
     verdicts = "## Verdicts in brief\n\n" + table(["#", "claim", "verdict"], summary)
     report = "\n\n".join([INTRO.rstrip(), verdicts, fidelity, claims, paper_scale_section(loaded_runs, bins),
                            scaling_section(loaded_runs), provenance_section(loaded_runs, drifts, bins),
+                           machine_section(loaded_runs, root),
                            REPRODUCING.rstrip(), figures_section(root)])
     block = "\n".join([REPORT_BEGIN, "Against the authors' own figure data (two-sided, over a band of seeds; "
                        "[REPRODUCTION.md](REPRODUCTION.md) names every point):", "",

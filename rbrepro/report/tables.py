@@ -3,8 +3,9 @@
     python -m rbrepro.report.tables results/fig3 results/fig4 results/fig5 results/fig6
 
 Each folder's figure is read from its resolved config; tables use the same rows and rules
-as the figures (ok rows on test data, means over seeds, Fig. 5 targets from the config,
-Fig. 6 speedups from the objective traces).
+as the figures and the claims (ok rows on test data, the median over seeds with its band
+[min, max], the sigma the protocol chose, Fig. 5 targets from the config, Fig. 6 speedups
+from the objective traces).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from rbrepro.analysis.speedups import speedups
 from rbrepro.analysis.targets import rows_reaching
 from rbrepro.models.registry import REFERENCE, SUBJECT
 from rbrepro.report.fidelity import chosen_exact, chosen_numpy_rows, chosen_sigma_rows, draws_of
-from rbrepro.report.markdown import table
+from rbrepro.report.markdown import band, table
 
 
 def _fmt(value, digits: int = 3) -> str:
@@ -36,33 +37,35 @@ def _table(header: list[str], rows: list[list]) -> str:
 
 
 def fig3_tables(results: pd.DataFrame) -> str:
-    """Per dataset: train/test metric, D and train time vs sigma (mean over our seeds; the authors'
-    replayed draws apart), the exact kernel at its chosen sigma."""
+    """Per dataset: train/test metric, D and train time vs sigma (the median over our seeds with its
+    band; the authors' replayed draws apart), the sigma the protocol chose, the exact kernel at its
+    chosen sigma."""
     ok = test_rows(results)
     out = []
     for name, part in ok.groupby("dataset", sort=False):
-        rb = part[part["method"] == SUBJECT]
-        rb = rb[draws_of(rb) == "numpy"] if (draws_of(rb) == "numpy").any() else rb
-        rb = rb.groupby("sigma")[["train_metric", "test_metric", "D", "train_s"]].mean()
-        better_high = higher_is_better(part)
-        rows = [[s, r.train_metric, r.test_metric, int(r.D), r.train_s] for s, r in rb.iterrows()]
-        best = rb["test_metric"].idxmax() if better_high else rb["test_metric"].idxmin()
-        note = f"RB best test {_fmt(rb.loc[best, 'test_metric'], 4)} at sigma {best}"
+        all_rb = part[part["method"] == SUBJECT]
+        rb = all_rb[draws_of(all_rb) == "numpy"] if (draws_of(all_rb) == "numpy").any() else all_rb
+        rows = [[s, band(g["train_metric"]), band(g["test_metric"]), int(g["D"].median()), band(g["train_s"]),
+                 len(g)] for s, g in rb.groupby("sigma")]
+        chosen = chosen_sigma_rows(all_rb)
+        note = "no sigma chosen" if chosen.empty else (
+            f"RB at the chosen sigma {_fmt(float(chosen['sigma'].iloc[0]), 4)}: test "
+            f"{band(rb[np.isclose(rb['sigma'], chosen['sigma'].iloc[0])]['test_metric'])}")
         note += _exact_note(part)
-        out.append(f"**{name}** (R = {int(part['R'][part['method'] == 'rb'].iloc[0])}, {note})\n\n"
-                   + _table(["sigma", "train", "test", "D", "train s"], rows))
+        out.append(f"**{name}** (R = {int(all_rb['R'].iloc[0])}, {note})\n\n"
+                   + _table(["sigma", "train", "test", "D", "train s", "seeds"], rows))
     return "\n\n".join(out)
 
 
 def fig4_tables(results: pd.DataFrame) -> str:
-    """Per dataset: train/test metric and D vs R (mean over seeds)."""
+    """Per dataset: train/test metric, D and train time vs R (the median over seeds with its band)."""
     ok = test_rows(results)
     out = []
     for name, part in ok.groupby("dataset", sort=False):
-        g = part.groupby("R")[["train_metric", "test_metric", "D", "train_s"]].mean()
-        rows = [[int(R), int(r.D), r.train_metric, r.test_metric, r.train_s] for R, r in g.iterrows()]
+        rows = [[int(R), int(g["D"].median()), band(g["train_metric"]), band(g["test_metric"]), band(g["train_s"]),
+                 len(g)] for R, g in part.groupby("R")]
         out.append(f"**{name}** (sigma {part['sigma'].iloc[0]})\n\n"
-                   + _table(["R", "D", "train", "test", "train s"], rows))
+                   + _table(["R", "D", "train", "test", "train s", "seeds"], rows))
     return "\n\n".join(out)
 
 
@@ -82,12 +85,13 @@ def _exact_note(part: pd.DataFrame) -> str:
     if exact.empty:
         return ""
     pick = chosen_exact(exact)
-    return (f"; exact kernel {_fmt(pick['test_metric'].mean(), 4)} at sigma {_fmt(float(pick['sigma'].iloc[0]), 4)} "
+    return (f"; exact kernel {_fmt(pick['test_metric'].median(), 4)} at sigma {_fmt(float(pick['sigma'].iloc[0]), 4)} "
             f"({_fmt(pick['train_s'].median())} s)")
 
 
 def _targets_table(approx: pd.DataFrame, methods: list[str], targets: list[float], better_high: bool) -> str:
-    """Train time and memory to reach each target, from the rows and rule claim 5 reads (`rows_reaching`)."""
+    """Train time and memory to reach each target, from the rows and rule claim 5 reads (`rows_reaching`:
+    the least median train time over the R whose median reaches the target)."""
     trows = []
     for target in targets:
         cells = []
@@ -106,7 +110,7 @@ def fig5_tables(results: pd.DataFrame, config: dict | None) -> str:
     ok = test_rows(results)
     seeded = chosen_numpy_rows(results)
     chosen = chosen_sigma_rows(ok[ok["method"] != REFERENCE])
-    replayed = chosen[draws_of(chosen) == "authors"].groupby(["dataset", "method", "R"])["test_metric"].mean()
+    replayed = chosen[draws_of(chosen) == "authors"].groupby(["dataset", "method", "R"])["test_metric"].median()
     cfg_sets = (config or {}).get("datasets", {}) or {}
     out = []
     for name, part in ok.groupby("dataset", sort=False):
@@ -129,15 +133,19 @@ def fig5_tables(results: pd.DataFrame, config: dict | None) -> str:
 
 
 def fig6_tables(results: pd.DataFrame) -> str:
-    """Per dataset: time to target objective and speedup per method, variant and threads."""
+    """Per dataset: time to target objective and speedup per method, variant and threads (medians over
+    the seeds, the speedup with its band), and D's median per method."""
     ok = results[results["status"] == "ok"]
     out = []
     for name, part in ok.groupby("dataset", sort=False):
         sp = speedups(part)
-        D = part.groupby("method")["D"].first()
-        rows = [[r.method, r.variant, int(r.threads), r.time_to_target, r.speedup, int(r.runs)] for r in sp.itertuples()]
-        out.append(f"**{name}** (D: " + ", ".join(f"{m} {int(d):,}" for m, d in D.items()) + ")\n\n"
-                   + _table(["method", "variant", "threads", "time to target s (median)", "speedup (median)", "runs"], rows))
+        D = part.groupby("method")["D"].median()
+        rows = [[r.method, r.variant, int(r.threads), r.time_to_target,
+                 band([r.speedup_min, r.speedup, r.speedup_max]) if r.runs > 1 else band([r.speedup]),
+                 f"{r.reached} of {r.runs}"] for r in sp.itertuples()]
+        out.append(f"**{name}** (D, median: " + ", ".join(f"{m} {int(d):,}" for m, d in D.items()) + ")\n\n"
+                   + _table(["method", "variant", "threads", "time to target s (median)", "speedup (median [band])",
+                             "seeds reaching the target"], rows))
     return "\n\n".join(out)
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pandas as pd
 
 from rbrepro.analysis.rows import LOAD_FLAG_CORES, disturbed_timings
@@ -96,3 +99,59 @@ def provenance_section(loaded_runs: dict, drifts: dict[str, list[str]], bins: pd
             "whether it was made under today's `configs/<run>.yaml`:\n\n"
             + table(["run", "rows", "commits", "finished", "dirty rows", "quiet timings",
                      *(["retimed rows"] if retimes else []), "protocol", "seeds", "config"], rows) + "\n\n" + _commits_note(found)).rstrip()
+
+
+#: the software a row names (its column) and, where rows older than the column lack it, where it is read
+SOFTWARE = (("python", "Python"), ("numpy", "numpy"), ("scipy", "scipy"), ("numba", "numba"),
+            ("scikit_learn", "scikit-learn"))
+PINS = "constraints.txt"
+
+
+def pinned_at(commit: str, package: str, root: Path) -> str:
+    """The version `constraints.txt` pinned for `package` at `commit` (git), or "" where git cannot say."""
+    try:
+        out = subprocess.run(["git", "show", f"{commit}:{PINS}"], cwd=root, capture_output=True, text=True,
+                             timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    for line in out.stdout.splitlines() if out.returncode == 0 else []:
+        name, _, version = line.partition("==")
+        if name.strip().lower() == package.lower():
+            return version.strip()
+    return ""
+
+
+def _values(frame: pd.DataFrame, column: str) -> list[str]:
+    if column not in frame:
+        return []
+    return sorted({str(v) for v in frame[column].dropna() if str(v).strip() not in ("", "nan")})
+
+
+def _machine_row(run: str, frame: pd.DataFrame, root: Path) -> list[str]:
+    commits = _values(frame, "git_commit")
+    cores = _values(frame, "cpu_cores")
+    ram = [f"{float(v) / 2**30:.1f} GiB" for v in _values(frame, "ram_bytes")]
+    limit = [f"{float(v) / 1e9:.1f} GB" for v in _values(frame, "memory_limit_bytes")]
+    cells = [f"results/{run}", ", ".join(_values(frame, "cpu")) or "–", ", ".join(cores) or "not recorded",
+             ", ".join(ram) or "not recorded", ", ".join(limit) or "–"]
+    for column, package in SOFTWARE:
+        found = _values(frame, column)
+        if not found and commits:
+            pins = {pinned_at(c, package, root) for c in commits} - {""}
+            found = [f"{v} (pinned in {PINS} at {', '.join(c[:7] for c in commits)})" for v in sorted(pins)]
+        cells.append(", ".join(found) or "not recorded")
+    cells.append(", ".join(_values(frame, "blas")) or "–")
+    return cells
+
+
+def machine_section(loaded_runs: dict, root: str | Path = ".") -> str:
+    """Per committed run: the machine and software its rows were made on, as the rows record them."""
+    rows = [_machine_row(run, loaded_runs[run][0], Path(root)) for run in sorted(loaded_runs)
+            if loaded_runs[run] is not None]
+    if not rows:
+        return ""
+    return ("### The machine and software behind each run\n\nAs each run's rows record them (`rbrepro.provenance`): "
+            "the CPU model, its logical cores and RAM, the memory limit the guard applied, and the versions a "
+            f"rerun needs. Where rows predate a column, the version comes from `{PINS}` at the rows' commit "
+            "(every install is pinned by it) and cores or RAM say \"not recorded\".\n\n"
+            + table(["run", "CPU", "cores", "RAM", "memory limit", *(p for _, p in SOFTWARE), "BLAS"], rows))
