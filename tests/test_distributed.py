@@ -334,8 +334,9 @@ def _es_sources(X, y, seed: int, fraction: float = 0.1) -> list[RowBlock]:
 
 
 def _same_early_stopping(single, dist, n_partitions, rtol=1e-9):
-    assert (dist.n_columns_, dist.best_iteration_, dist.n_validation_, dist.cg_iterations_) == \
-        (single.n_columns_, single.best_iteration_, single.n_validation_, single.cg_iterations_)
+    assert (dist.n_columns_, dist.best_iteration_, dist.n_validation_, dist.cg_iterations_, dist.search_iterations_) == \
+        (single.n_columns_, single.best_iteration_, single.n_validation_, single.cg_iterations_,
+         single.search_iterations_)
     assert single.best_iteration_ >= 1 and single.n_validation_ > 0
     np.testing.assert_allclose(dist.validation_scores_, single.validation_scores_, rtol=rtol, atol=0)
     np.testing.assert_allclose(dist.y_mean_, single.y_mean_, rtol=1e-12, atol=1e-15)
@@ -348,16 +349,17 @@ def _same_early_stopping(single, dist, n_partitions, rtol=1e-9):
 
 @pytest.mark.parametrize("solver", ["cg", "pcg"])
 def test_rb_early_stopped_across_partitions_is_the_single_process_fit(client, solver):
-    """D from the fit rows' bins only, the same held-out rows, scores, kept iterate and predictions;
-    partitions with no rows, with no held-out row and with no fit row among them."""
+    """D from every row's bins (held-out rows included, as without early stopping), the same held-out
+    rows, scores, step count and predictions; partitions with no rows, with no held-out row and with no
+    fit row among them."""
     X, y = _problem(seed=8)
     est = RandomBinningClassifier(n_grids=16, sigma=2.0, lam=1e-4, solver=solver, maxit=60, early_stopping=True,
                                   random_state=5)
     single = est.fit(X, y)
     sources = _es_sources(X, y, seed=5)
     dist = DistributedRidge(est, client=client).fit_partitions(sources)
-    _same_binning(single, dist, X)  # the early-stopped fit's columns: bins of the fit rows only
-    assert single.n_columns_ < RandomBinningClassifier(n_grids=16, sigma=2.0, random_state=5).fit(X, y).n_columns_
+    _same_binning(single, dist, X)  # the early-stopped fit's columns: bins of every training row
+    assert single.n_columns_ == RandomBinningClassifier(n_grids=16, sigma=2.0, random_state=5).fit(X, y).n_columns_
     _same_early_stopping(single, dist, len(sources))
     np.testing.assert_allclose(dist.coef_, single.coef_, rtol=0, atol=1e-10 * np.abs(single.coef_).max())
     np.testing.assert_array_equal(dist.predict(X), single.predict(X))

@@ -13,7 +13,7 @@ from rbrepro.models import RandomBinningClassifier, RandomBinningRegressor, Rand
 from rbrepro.models.cell import CellParams
 from rbrepro.models.train import resolve_stopping
 from rbrepro.solvers.cg import ridge_cg
-from rbrepro.solvers.stopping import ValidationStopping, held_out
+from rbrepro.solvers.stopping import PATIENCE, ValidationStopping, held_out
 from rbrepro.sweep.keys import params_key
 
 
@@ -61,22 +61,28 @@ def _two_moons(n=1500, seed=0):
 
 
 @pytest.mark.parametrize("solver", ["cg", "pcg"])
-def test_the_kept_model_is_the_solve_on_the_other_rows_stopped_at_the_best_iteration(solver):
+def test_the_held_out_rows_pick_the_step_count_and_the_kept_model_trains_on_every_row(solver):
+
     X, y = _two_moons()
     model = RandomBinningClassifier(n_grids=32, sigma=4.0, lam=1e-4, solver=solver, maxit=60, early_stopping=True,
                                     random_state=1).fit(X, y)
     held = held_out(len(y), 0.1, 1)
-    assert model.n_validation_ == held.sum() and 0 <= model.best_iteration_ <= model.cg_iterations_
-    assert model.cg_iterations_ == 60 or model.cg_iterations_ - model.best_iteration_ == 5
-    # independent reference: the same grids on the other rows, stopped by maxit at the kept iteration
+    assert model.n_validation_ == held.sum() and 0 <= model.best_iteration_ <= model.search_iterations_
+    assert model.search_iterations_ == 60 or model.search_iterations_ - model.best_iteration_ == PATIENCE
+    assert model.best_iteration_ == int(np.argmax(model.validation_scores_))  # the first best iterate
+    # independent reference: the plain fit on every row (the same grids and bins), stopped by maxit at the
+    # kept step count
     reference = RandomBinningClassifier(n_grids=32, sigma=4.0, lam=1e-4, solver=solver, maxit=model.best_iteration_,
-                                        tol=1e-300, random_state=1).fit(X[~held], y[~held])
-    assert reference.n_columns_ == model.n_columns_
+                                        random_state=1).fit(X, y)
+    assert reference.n_columns_ == model.n_columns_ and model.cg_iterations_ == reference.cg_iterations_
     assert np.allclose(reference.coef_, model.coef_, rtol=1e-9, atol=1e-12)
-    # the held-out rows' score of the kept iterate is the best of all the iterates scored
-    accuracy = np.mean(model.predict(X[held]) == y[held])
+    # the search: CG on the rows not held out; its best iterate's held-out accuracy is the best score
+    Z = model.features_.transform_binned(X)
+    Y = np.where(y == model.classes_[1], 1.0, -1.0).reshape(-1, 1)
+    search = ridge_cg(Z.rows(~held), Y[~held], 1e-4, model.best_iteration_, model.tol, jacobi=solver == "pcg")
+    accuracy = np.mean((Z.rows(held).matvec(search.coef)[:, 0] > 0) == (Y[held, 0] > 0))
     assert accuracy == pytest.approx(max(model.validation_scores_))
-    assert model.train_scores_.shape[0] == len(y)  # every training row, held out or not
+    assert model.train_scores_.shape[0] == len(y)
 
 
 def test_regression_early_stopping_and_refusals():
@@ -85,7 +91,8 @@ def test_regression_early_stopping_and_refusals():
     y = np.sin(6 * X[:, 0]) + X[:, 1] + rng.normal(scale=0.3, size=800)
     model = RandomBinningRegressor(n_grids=32, sigma=3.0, lam=1e-6, maxit=200, tol=1e-12, early_stopping=True,
                                    random_state=0).fit(X, y)
-    assert model.cg_iterations_ < 200 and model.best_iteration_ >= 1
+    assert model.search_iterations_ < 200 and model.best_iteration_ >= 1
+    assert model.cg_iterations_ <= model.best_iteration_
     with pytest.raises(InvalidParameter, match="solver 'direct' has none"):
         RandomFourierRegressor(solver="direct", early_stopping=True).fit(X, y)
     with pytest.raises(InvalidParameter, match="n_iter_no_change"):

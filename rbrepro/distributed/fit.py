@@ -5,7 +5,6 @@ one machine as any other. Block and exact kernel models are refused: they do not
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -82,57 +81,54 @@ def _targets(model, runner, parts: list, task: str, n_rows: int):
     return encoded, classes, y_mean
 
 
-@dataclass(eq=False)
-class HeldOut:
-    """Early stopping's held-out rows on the workers: futures of each partition's split
-    (holdout.SplitPartition) and of its held-out rows' Z, in partition order, and their count."""
-
-    splits: list
-    matrices: list
-    n_rows: int
-
-
-def _split(model, runner, parts: list, encoded: list, sizes: list[int]) -> tuple[list, list, list, list[int]]:
-    """Each partition cut into fit rows and held-out rows by held_out(n, fraction, seed, first_row),
-    first_row its offset among all rows and seed the single-machine fit's (drawn once here where
-    random_state is None): (splits, fit rows, fit targets, fit rows per partition). Refused as the
-    single-machine fit refuses a split with an empty side."""
+def _split(model, runner, matrices: list, encoded: list, sizes: list[int]) -> tuple[list, int]:
+    """Each partition's Z and targets cut into the search's rows and the held-out rows by
+    held_out(n, fraction, seed, first_row), first_row its offset among all rows and seed the
+    single-machine fit's (drawn once here where random_state is None): (splits, held-out rows).
+    Refused as the single-machine fit refuses a split with an empty side."""
     seed = model._split_seed()
     starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    splits = [runner.submit(holdout.split_partition, part, Y, model.validation_fraction, seed, int(first))
-              for part, Y, first in zip(parts, encoded, starts[:-1])]
+    splits = [runner.submit(holdout.split_matrix, Z, Y, model.validation_fraction, seed, int(first))
+              for Z, Y, first in zip(matrices, encoded, starts[:-1])]
     counts = runner.gather(runner.map(holdout.split_counts, splits), "holding out rows")
     n_held, n = sum(h for _, h in counts), int(starts[-1])
     if n_held in (0, n):
         raise InvalidParameter(f"early_stopping holds out {n_held} of {n} training rows "
                                f"(validation_fraction={model.validation_fraction}); it needs some rows on each "
                                f"side: more rows, another fraction, or early_stopping=False")
-    return (splits, runner.map(holdout.fit_rows, splits), runner.map(holdout.fit_targets, splits),
-            [f for f, _ in counts])
+    return splits, n_held
+
+
+def _search(model, runner, splits: list, n_fit: int, D: int, y_mean: np.ndarray) -> int:
+    """Early stopping's first pass: CG on the rows not held out, each step and each iterate's score
+    reduced from the workers; returns the best iterate's step count (the single-machine `_search`)."""
+    operator = DistributedOperator(runner, runner.map(holdout.fit_matrix, splits), n_fit, D)
+    stopper = holdout.DistributedValidation(runner, splits, y_mean, model._task, model.n_iter_no_change)
+    stopper.start(np.zeros((D, y_mean.shape[0])))
+    result = ridge_cg(operator, None, model.lam, model.maxit, model.tol, jacobi=model.solver_ == "pcg",
+                      rhs=operator.rhs(runner.map(holdout.fit_targets, splits), y_mean), callback=stopper)
+    model.best_iteration_ = stopper.best_iteration
+    model.search_iterations_ = result.iterations
+    model.validation_scores_ = np.asarray(stopper.scores)
+    return stopper.best_iteration
 
 
 def _solve(model, operator: DistributedOperator, encoded: list, y_mean: np.ndarray, runner,
-           held: HeldOut | None = None) -> None:
-    """CG with each step reduced from the workers (and, with early stopping, each iterate scored on
-    the held-out rows, reduced alike), or (RF, Nystrom) the Gram matrix reduced once. All targets in
-    one CG (a single-machine fit splits them into passes only where memory is short)."""
+           splits: list | None = None, n_held: int = 0) -> None:
+    """CG with each step reduced from the workers (with early stopping, for the step count the search
+    on the rows not held out chose: `_search`), or (RF, Nystrom) the Gram matrix reduced once. All
+    targets in one CG (a single-machine fit splits them into passes only where memory is short)."""
     D, C = operator.shape[1], y_mean.shape[0]
     check_memory(f"the {model.solver_} solve for D = {D}",
-                 solve_memory(model._method, model.solver_, D, C, early_stopping=held is not None),
+                 solve_memory(model._method, model.solver_, D, C, early_stopping=splits is not None),
                  model.memory_limit_gb)
-    model.best_iteration_ = -1
+    model.best_iteration_, model.search_iterations_ = -1, 0
     if model.solver_ in ("cg", "pcg"):
-        stopper = None
-        if held is not None:
-            stopper = holdout.DistributedValidation(runner, held.matrices, held.splits, y_mean, model._task,
-                                                    model.n_iter_no_change)
-            stopper.start(np.zeros((D, C)))
-        result = ridge_cg(operator, None, model.lam, model.maxit, model.tol, jacobi=model.solver_ == "pcg",
-                          rhs=operator.rhs(encoded, y_mean), callback=stopper)
-        model.coef_ = result.coef if stopper is None else stopper.best_coef
-        if stopper is not None:
-            model.best_iteration_ = stopper.best_iteration
-            model.validation_scores_ = np.asarray(stopper.scores)
+        steps = model.maxit if splits is None else _search(model, runner, splits, operator.shape[0] - n_held, D,
+                                                           y_mean)
+        result = ridge_cg(operator, None, model.lam, steps, model.tol, jacobi=model.solver_ == "pcg",
+                          rhs=operator.rhs(encoded, y_mean))
+        model.coef_ = result.coef
         model.cg_iterations_ = result.iterations
         model.cg_residual_ = float(result.relative_residual.max())
         model.cg_passes_ = 1
@@ -145,23 +141,14 @@ def _solve(model, operator: DistributedOperator, encoded: list, y_mean: np.ndarr
     model.cg_iterations_, model.cg_residual_ = 0, float("nan")
 
 
-def _train_scores(runner, operator: DistributedOperator, held: HeldOut | None, coef: np.ndarray) -> np.ndarray:
-    """Z W of every training row in row order (the held-out rows' from their own features)."""
-    if held is None:
-        return operator.matvec(coef)
-    futures = [runner.submit(holdout.train_scores_part, Z, Zh, split, coef)
-               for Z, Zh, split in zip(operator.matrices, held.matrices, held.splits)]
-    return np.concatenate(runner.gather(futures, "Z w"), axis=0)
-
-
 def fit_across(model, runner, sources: list) -> dict:
     """Fit `model` (an unfitted feature-ridge estimator) in place on the rows of `sources` (partitions
     in row order) with `runner`'s cluster; returns workers, partitions and bytes moved per CG step
     (and per scoring of an iterate, with early stopping).
 
-    With early_stopping, each partition holds out its share of the rows the single-machine fit holds
-    out (holdout); the rest build the feature map (RB's bins: D and the columns are the single-machine
-    early-stopped fit's) and the solve; y_mean is of all rows, as the single-machine fit's."""
+    With early_stopping, the feature map is fitted on every row, as the single-machine fit's is; each
+    partition holds out its share of the rows that fit holds out (holdout), the search on the rest picks
+    the step count, and the final solve runs on every row; y_mean is of all rows."""
     method = check_distributable(model)
     widths = {s.n_features for s in sources}
     if len(widths) != 1:
@@ -177,34 +164,28 @@ def fit_across(model, runner, sources: list) -> dict:
     t0 = time.perf_counter()
     parts = [runner.submit(load_partition, s, d, *getattr(s, "inputs", ())) for s in sources]
     encoded, classes, model.y_mean_ = _targets(model, runner, parts, model._task, n)
-    splits, fit_sizes = None, sizes
-    if model.early_stopping:  # from here on the partitions are their fit rows (whole ones are let go)
-        splits, parts, encoded, fit_sizes = _split(model, runner, parts, encoded, sizes)
-    n_fit = int(sum(fit_sizes))
-    model.n_validation_ = n - n_fit
     model.features_ = model._feature_map()
     if method == SUBJECT:
-        matrices, diagonal = binning.fit_binned(model.features_, runner, parts, d, n_fit)
+        matrices, diagonal = binning.fit_binned(model.features_, runner, parts, d, n)
         D = model.features_.n_bins_
     else:
-        dense.fit_map(model.features_, runner, parts, fit_sizes, d)
+        dense.fit_map(model.features_, runner, parts, sizes, d)
         matrices = runner.map(dense.dense_matrix, parts, model.features_)
         diagonal, D = None, model.features_._n_features_out
-    held = None
-    if splits is not None:
-        held = HeldOut(splits, runner.map(holdout.held_matrix, splits, model.features_), n - n_fit)
+    splits, n_held = (None, 0) if not model.early_stopping else _split(model, runner, matrices, encoded, sizes)
+    model.n_validation_ = n_held
     t1 = time.perf_counter()
     model.n_columns_, model.n_features_in_ = int(D), d
     if classes is not None:
         model.classes_ = classes
-    operator = DistributedOperator(runner, matrices, n_fit, D, diagonal)
-    _solve(model, operator, encoded, model.y_mean_, runner, held)
+    operator = DistributedOperator(runner, matrices, n, D, diagonal)
+    _solve(model, operator, encoded, model.y_mean_, runner, splits, n_held)
     t2 = time.perf_counter()
     model.featurize_s_, model.solve_s_, model.train_s_ = t1 - t0, t2 - t1, t2 - t0
-    model.train_scores_ = _train_scores(runner, operator, held, model.coef_) + model.y_mean_
+    model.train_scores_ = operator.matvec(model.coef_) + model.y_mean_
     C = model.coef_.shape[1]
     cg = model.solver_ in ("cg", "pcg")
     return {"workers": len(runner.worker_memory()), "partitions": len(sources),
             "bytes_per_cg_step": 2 * 8 * D * C * len(sources) if cg else 0,
             # W to each partition, (score, rows) back
-            "bytes_per_stopping_step": (8 * D * C + 16) * len(sources) if held is not None else 0}
+            "bytes_per_stopping_step": (8 * D * C + 16) * len(sources) if splits is not None else 0}

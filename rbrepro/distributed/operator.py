@@ -75,7 +75,9 @@ class DistributedOperator:
 
 
 def _diagonal_part(Z) -> np.ndarray:
-    return Z.gram_diagonal()
+    """On a worker: diag(Z_i^T Z_i), zeros for a partition without rows (a search's partition whose rows
+    are all held out)."""
+    return Z.gram_diagonal() if Z.shape[0] else np.zeros(Z.shape[1])
 
 
 def _n_rows(Z) -> int:

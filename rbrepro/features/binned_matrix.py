@@ -78,6 +78,11 @@ class BinnedMatrix:
         """diag(Z^T Z): each column's bin count / R (solvers.operator)."""
         return self.rmatvec(np.ones(self.n_rows)) * self.scale
 
+    def rows(self, mask: np.ndarray) -> BinnedMatrix:
+        """The rows `mask` selects (a copy of their ids), the same columns: a column none of them
+        holds stays, empty (solvers.operator)."""
+        return BinnedMatrix(np.ascontiguousarray(self.ids[:, mask]), self.offsets)
+
     def one_value_columns(self) -> tuple[np.ndarray, np.ndarray, float]:
         """(ids, offsets, value): every row holds n_grids entries of one value (solvers.operator)."""
         return self.ids, self.offsets, float(self.scale)

@@ -229,8 +229,8 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None, w
         **cost,
         "cg_iterations": getattr(model, "cg_iterations_", 0) if not rcd else 0,  # CG or PCG
         "cg_residual": getattr(model, "cg_residual_", float("nan")) if not rcd else float("nan"),
-        **({"best_iteration": model.best_iteration_, "n_validation": model.n_validation_}
-           if params.stopping == "validation" else {}),
+        **({"best_iteration": model.best_iteration_, "n_validation": model.n_validation_,
+            "search_iterations": model.search_iterations_} if params.stopping == "validation" else {}),
         "rcd_epochs": model.rcd_epochs_ if rcd else 0,
         "rcd_objective": model.objective_ if rcd else float("nan"),
         "rcd_variant": model.variant_ if rcd else "",

@@ -120,9 +120,10 @@ class _FeatureRidge(BaseEstimator):
     #: its fitted state, as a saved model holds it (models.persist): arrays, then scalars
     _saved_arrays = ("coef_", "y_mean_", "train_scores_")
     _saved_scalars = ("solver_", "center_", "n_columns_", "cg_iterations_", "cg_residual_", "featurize_s_",
-                      "solve_s_", "train_s_", "n_features_in_", "best_iteration_", "n_validation_")
+                      "solve_s_", "train_s_", "n_features_in_", "best_iteration_", "n_validation_",
+                      "search_iterations_")
     #: saved scalars that model files written before them lack, with the value they then mean
-    _scalar_defaults = {"best_iteration_": -1, "n_validation_": 0}
+    _scalar_defaults = {"best_iteration_": -1, "n_validation_": 0, "search_iterations_": 0}
 
     def _n_requested(self) -> int:
         return getattr(self, self._r_param)
@@ -161,7 +162,10 @@ class _FeatureRidge(BaseEstimator):
         return int(np.random.SeedSequence().entropy % 2**63)
 
     def fit(self, X, y):
-        """Featurize X, then solve (Z^T Z + lam I) W = Z^T (Y - y_mean) with the chosen solver."""
+        """Featurize X, then solve (Z^T Z + lam I) W = Z^T (Y - y_mean) with the chosen solver. With
+        early stopping, CG first runs on the rows not held out, its iterates scored on the held-out
+        rows, and the final model is CG on every row for the number of steps the best one took
+        (`_solve_cg`): the held-out rows pick the stop, then they are trained on too."""
         X, Y = self._validate_fit(X, y)
         self._check_params()
         self.solver_ = self.solver
@@ -177,28 +181,22 @@ class _FeatureRidge(BaseEstimator):
         held = self._held_out_rows(n)
         self.n_validation_ = int(held.sum()) if held is not None else 0
         self.features_ = self._feature_map()
-        Z = fit_features(self.features_, X if held is None else X[~held])
-        validation = None if held is None else (self._transform(X[held]), Y[held] - self.y_mean_)
+        operator = as_operator(fit_features(self.features_, X))  # RB's BinnedMatrix is one already
+        split = None if held is None else self._split(operator, Y - self.y_mean_, held)
         t1 = time.perf_counter()
-        self.n_columns_ = Z.shape[1]
-        operator = as_operator(Z)  # RB's BinnedMatrix is one already; dense features are wrapped
-        self.best_iteration_ = -1
+        self.n_columns_ = operator.shape[1]
+        self.best_iteration_, self.search_iterations_ = -1, 0
         if self.solver_ in ("cg", "pcg"):
-            self._solve_cg(operator, (Y if held is None else Y[~held]) - self.y_mean_, validation)
+            self._solve_cg(operator, Y - self.y_mean_, split)
         else:
             check_memory(f"the {self.solver_} solve for D = {self.n_columns_}",
                          solve_memory(self._method, self.solver_, self.n_columns_, Y.shape[1]), self.memory_limit_gb)
-            self.coef_ = ridge_direct(Z, Y - self.y_mean_, self.lam)
+            self.coef_ = ridge_direct(operator.Z if isinstance(operator, DenseOperator) else operator,
+                                      Y - self.y_mean_, self.lam)
             self.cg_iterations_, self.cg_residual_ = 0, float("nan")
         t2 = time.perf_counter()
         self.featurize_s_, self.solve_s_, self.train_s_ = t1 - t0, t2 - t1, t2 - t0
-        if held is None:
-            self.train_scores_ = operator.matvec(self.coef_) + self.y_mean_
-        else:  # every training row's scores, the held-out ones' from their own features
-            scores = np.empty((n, self.coef_.shape[1]))
-            scores[~held] = operator.matvec(self.coef_)
-            scores[held] = validation[0].matvec(self.coef_)
-            self.train_scores_ = scores + self.y_mean_
+        self.train_scores_ = operator.matvec(self.coef_) + self.y_mean_
         return self
 
     def _held_out_rows(self, n: int) -> np.ndarray | None:
@@ -213,12 +211,17 @@ class _FeatureRidge(BaseEstimator):
                                    f"side: more rows, another fraction, or early_stopping=False")
         return held
 
-    def _stopping(self, validation, lo: int, hi: int, C: int) -> ValidationStopping | None:
+    def _split(self, operator, Y: np.ndarray, held: np.ndarray) -> tuple:
+        """(Z of the rows not held out, their targets, Z of the held-out rows, theirs): copies of Z's
+        rows, checked against the memory limit beside Z first."""
+        size = getattr(operator, "nbytes", 0)
+        check_memory(f"the held-out split of Z ({self.n_validation_} of {held.shape[0]} rows)", 2.0 * size,
+                     self.memory_limit_gb)
+        return operator.rows(~held), Y[~held], operator.rows(held), Y[held]
+
+    def _stopping(self, Z_val, truth: np.ndarray, lo: int, hi: int, C: int) -> ValidationStopping:
         """The callback scoring targets lo ... hi-1 on the held-out rows: accuracy (all classes'
         argmax when one pass holds every column, else each column's sign) or squared error."""
-        if validation is None:
-            return None
-        Z_val, truth = validation
         part = truth[:, lo:hi]
         if self._task == "regression":
             score = regression_score(part)
@@ -228,12 +231,26 @@ class _FeatureRidge(BaseEstimator):
             score = mean_sign_accuracy(part)
         return ValidationStopping(Z_val, score, self.n_iter_no_change)
 
-    def _solve_cg(self, operator, Y: np.ndarray, validation=None) -> None:
+    def _search(self, split: tuple, lo: int, hi: int, C: int) -> int:
+        """Early stopping's first pass for targets lo ... hi-1: CG on the rows not held out, each iterate
+        scored on the held-out rows; returns the best one's step count (0: the zero weights)."""
+        Z_fit, Y_fit, Z_val, Y_val = split
+        stopper = self._stopping(Z_val, Y_val, lo, hi, C)
+        stopper.start(np.zeros((self.n_columns_, hi - lo)))
+        result = ridge_cg(Z_fit, Y_fit[:, lo:hi], self.lam, self.maxit, self.tol, jacobi=self.solver_ == "pcg",
+                          callback=stopper)
+        self.best_iteration_ = max(self.best_iteration_, stopper.best_iteration)
+        self.search_iterations_ = max(self.search_iterations_, result.iterations)
+        self.validation_scores_ = np.asarray(stopper.scores)
+        return stopper.best_iteration
+
+    def _solve_cg(self, operator, Y: np.ndarray, split: tuple | None = None) -> None:
         """CG on all targets at once when its vectors fit the memory limit, else on blocks of
         targets in turn (each column's CG is independent, so the result is the same): mnist
-        at R = 937 has D = 56 M, and 10 classes at once would need 31 GB."""
+        at R = 937 has D = 56 M, and 10 classes at once would need 31 GB. With a held-out split,
+        each block's step count is the best on the held-out rows (`_search`)."""
         D, C = self.n_columns_, Y.shape[1]
-        stops_early = validation is not None
+        stops_early = split is not None
         per_pass = cg_columns_per_pass(D, C, memory_limit_bytes(self.memory_limit_gb), stops_early)
         if per_pass < 1:  # not even one target fits beside the coefficients: refused in one line
             check_memory(f"the {self.solver_} solve for D = {D}",
@@ -244,19 +261,12 @@ class _FeatureRidge(BaseEstimator):
         self.cg_iterations_, self.cg_residual_, self.cg_passes_ = 0, 0.0, 0
         for lo in range(0, C, per_pass):
             hi = min(C, lo + per_pass)
-            stopper = self._stopping(validation, lo, hi, C)
-            if stopper is not None:
-                stopper.start(np.zeros((D, hi - lo)))
-            result = ridge_cg(operator, Y[:, lo:hi], self.lam, self.maxit, self.tol,
-                              jacobi=self.solver_ == "pcg", callback=stopper)
-            solved = result.coef if stopper is None else stopper.best_coef
-            if stopper is not None:
-                self.best_iteration_ = max(self.best_iteration_, stopper.best_iteration)
-                self.validation_scores_ = np.asarray(stopper.scores)
+            steps = self.maxit if split is None else self._search(split, lo, hi, C)
+            result = ridge_cg(operator, Y[:, lo:hi], self.lam, steps, self.tol, jacobi=self.solver_ == "pcg")
             if coef is None:
-                coef = solved
+                coef = result.coef
             else:
-                coef[:, lo:hi] = solved
+                coef[:, lo:hi] = result.coef
             self.cg_iterations_ = max(self.cg_iterations_, result.iterations)
             self.cg_residual_ = max(self.cg_residual_, float(result.relative_residual.max()))
             self.cg_passes_ += 1

@@ -8,7 +8,9 @@ methods are optional, and a solver uses them where they exist:
 - `gram_apply(P, lam)`: the same for a block P (D x C), as (AP, per-column p^T A p): a whole CG
   step in one call (rbrepro.distributed's operator reduces it from the workers that hold the rows);
 - `one_value_columns()`: (ids, offsets, value) when every row holds the same number of entries of
-  one value, stored as column ids (Random Binning), for coordinate descent by columns.
+  one value, stored as column ids (Random Binning), for coordinate descent by columns;
+- `rows(mask)`: the operator of the rows a boolean mask selects, with the same columns (a held-out
+  split, solvers.stopping).
 
 `features.BinnedMatrix` implements the protocol for Random Binning, `DenseOperator` here for dense
 features (RF, Nystrom); `as_operator` wraps a plain array. solvers/ imports nothing from features/.
@@ -47,6 +49,14 @@ class DenseOperator:
     def gram_diagonal(self) -> np.ndarray:
         """The squared column norms."""
         return np.einsum("ij,ij->j", self.Z, self.Z, dtype=np.float64)
+
+    def rows(self, mask: np.ndarray) -> DenseOperator:
+        """The rows `mask` selects (a copy), the same columns."""
+        return DenseOperator(self.Z[mask])
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.Z.nbytes)
 
 
 def as_operator(Z) -> FeatureOperator:

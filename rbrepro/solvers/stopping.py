@@ -21,7 +21,7 @@ from rbrepro.errors import InvalidParameter
 
 #: defaults of the estimators' validation_fraction and n_iter_no_change
 VALIDATION_FRACTION = 0.1
-PATIENCE = 5
+PATIENCE = 8
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
