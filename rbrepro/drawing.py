@@ -2,7 +2,8 @@
 methods' names, colours and markers, a grid of panels (with a column kept for legends), legends
 placed where they cover no data, log axes with plain tick labels, an empty panel's note, and PNG
 and PDF written atomically with the same bytes for the same rows. The one module that sets
-matplotlib up."""
+matplotlib up: the Agg backend and matplotlib's own default style with its bundled font, whatever
+a matplotlibrc of the machine or the user says, so that a figure's bytes depend on its rows alone."""
 
 from __future__ import annotations
 
@@ -18,6 +19,23 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLoca
 
 from rbrepro.data.atomic import atomic_path  # noqa: E402
 from rbrepro.models.registry import METHODS  # noqa: E402
+
+#: what every figure is drawn with, over matplotlib's own defaults: its bundled DejaVu Sans alone (a
+#: font installed on one machine but not another would change the glyphs, and with them the layout)
+PINNED_RC = {"font.family": ["DejaVu Sans"]}
+matplotlib.rcdefaults()
+matplotlib.rcParams.update(PINNED_RC)
+
+#: significant digits of every computed number a figure draws (`steady`)
+STEADY_DIGITS = 6
+
+
+def steady(values) -> np.ndarray:
+    """Values rounded to STEADY_DIGITS significant digits (NaN and inf kept), for drawing: a median
+    or a fitted power law that differs in its last bits between machines (another BLAS, another
+    libm) then gives the same pixels. Python's decimal formatting is correctly rounded everywhere."""
+    flat = np.asarray(values, dtype=np.float64)
+    return np.array([float(f"{v:.{STEADY_DIGITS}g}") for v in flat.ravel()], dtype=np.float64).reshape(flat.shape)
 
 
 class _MethodStyles(Mapping):

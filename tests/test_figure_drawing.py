@@ -1,9 +1,16 @@
 """What a reader of a figure needs, checked without eyes (issue 36, item 7): legends outside the data,
 the hollow-points subtitle only where the authors' points are drawn, plain tick labels on log time
-axes, and a note where a series is one point. The figures are drawn from small made-up rows."""
+axes, and a note where a series is one point. And that each figure draws the rows and the statistic
+the report counts: the median over our seeds at the chosen sigma, the authors' replayed draw apart,
+nothing listed yet out of sight, "not reached" never a value, the same bytes for the same rows. The
+figures are drawn from small made-up rows (the ringed sigma also from the committed Fig. 3 runs)."""
 
 import re
+from pathlib import Path
 
+import matplotlib
+import matplotlib.collections
+import matplotlib.text
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,6 +21,8 @@ import rbrepro.plots.fig5 as fig5_module
 from rbrepro.drawing import new_figure, plain_log_ticks
 from rbrepro.plots.fig3 import ONE_SIGMA_NOTE, plot_fig3
 from rbrepro.plots.fig5 import plot_fig5
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _rows(dataset, method, sigmas, Rs, evaluate_on="test", selected=None, seeds=(0, 1), metric="accuracy"):
@@ -159,3 +168,45 @@ def test_a_single_point_series_is_drawn_large_and_noted(tmp_path, monkeypatch):
     assert "one point: R = 64" in ax_perf.get_title()
     lines = [line for line in ax_perf.get_lines() if line.get_label() in ("RB", "RF")]
     assert lines and all(len(line.get_xdata()) == 1 and line.get_markersize() >= 7 for line in lines)
+
+
+# --- the rows and the statistic the report counts: medians over our seeds at the chosen sigma ---
+
+def _scaling_rows(noise=0.0):
+    """Two methods' costs over R at N = 1,000 and over N at R = 64, three repeats, growing as power laws;
+    each cost times (1 + noise u), u uniform in [-1, 1]."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for method, b in (("rb", 1.0), ("rf", 1.3)):
+        for R, n in [*((R, 1000) for R in (8, 16, 32, 64, 128)), *((64, n) for n in (10_000, 100_000))]:
+            for seed in range(3):
+                jitter = np.exp(0.1 * rng.standard_normal())
+                costs = {c: 1e-4 * R ** b * n / 1000 * jitter for c in ("train_s", "featurize_s", "solve_s", "predict_s")}
+                rows.append({"dataset": "syn", "method": method, "R": R, "n_train": n, "seed": seed, "status": "ok",
+                             "evaluate_on": "test", "peak_fit_mb": 0.01 * R * n / 1000 * jitter, **costs})
+    frame = pd.DataFrame(rows)
+    wobble = np.random.default_rng(4)
+    for column in ("train_s", "featurize_s", "solve_s", "predict_s", "peak_fit_mb"):
+        frame[column] *= 1 + noise * wobble.uniform(-1, 1, len(frame))
+    return frame
+
+
+def test_the_same_rows_give_the_same_bytes_even_through_last_bit_noise(tmp_path):
+    """Drawn twice from the same rows, and once from rows perturbed by 1e-12 relative (another BLAS or
+    libm's last bits in a fitted power law): the PNGs are byte for byte the same."""
+    from rbrepro.plots.scaling import plot_scaling
+
+    frame = _scaling_rows()
+    first = plot_scaling(frame, tmp_path / "a", {})[0].read_bytes()
+    again = plot_scaling(frame, tmp_path / "b", {})[0].read_bytes()
+    noisy = plot_scaling(_scaling_rows(noise=1e-12), tmp_path / "c", {})[0].read_bytes()
+    assert first == again
+    assert first == noisy
+
+
+def test_figures_are_drawn_with_the_pinned_style_whatever_the_user_set():
+    import rbrepro.drawing as drawing
+
+    assert matplotlib.get_backend().lower() == "agg"
+    assert matplotlib.rcParams["font.family"] == drawing.PINNED_RC["font.family"]
+    assert list(drawing.steady([1.0000000000001, np.nan, 123456789.0])[[0, 2]]) == [1.0, 123457000.0]

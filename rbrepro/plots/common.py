@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from rbrepro.analysis.rows import LOAD_FLAG_CORES, disturbed_timings, spread, test_rows
-from rbrepro.drawing import METHOD_STYLE
+from rbrepro.drawing import METHOD_STYLE, steady
 
 METRIC_LABEL = {"accuracy": "accuracy (%)", "rel_error": "relative error"}
 
@@ -35,8 +35,10 @@ def published_points(dataset: str, panel: str, method: str | None = None) -> pd.
 
 def line_with_spread(ax, rows, x, column, **style):
     """The median over seeds as a line, the min-max band in the line's own colour. A series of one
-    point draws no line and no band: a marker large enough to see, the spread as an error bar."""
+    point draws no line and no band: a marker large enough to see, the spread as an error bar.
+    The numbers drawn are `steady`: the same rows give the same pixels on any machine."""
     s = spread(rows, x, column)
+    s[["median", "min", "max"]] = steady(s[["median", "min", "max"]].to_numpy())
     if len(s) == 1:
         style = {**style, "marker": style.get("marker") or "o", "ms": max(style.get("ms", 0), 7)}
     (line,) = ax.plot(s.index, s["median"], **style)
