@@ -15,7 +15,7 @@ import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator  # noqa: E402
 
 from rbrepro.data.atomic import atomic_path  # noqa: E402
 from rbrepro.models.registry import METHODS  # noqa: E402
@@ -103,6 +103,63 @@ def plain_log_ticks(ax, axis: str = "y") -> None:
     which.set_major_formatter(FuncFormatter(lambda v, _pos: plain_number(v)))
     which.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10)) if decades >= 2 else NullLocator())
     which.set_minor_formatter(NullFormatter())
+
+
+def _y_scale(ax):
+    """(forward, inverse) of the y-axis' scale: log10 on a log axis, the identity on a linear one."""
+    if ax.get_yscale() == "log":
+        return np.log10, lambda v: 10.0 ** np.asarray(v, dtype=np.float64)
+    return (lambda v: np.asarray(v, dtype=np.float64)), (lambda v: np.asarray(v, dtype=np.float64))
+
+
+def keep_in_view(ax, values, margin: float = 0.05) -> None:
+    """Widen the y-limits so that each value (a reference line, a point) lies inside them, `margin` of
+    the panel's height clear of its edges: a line on the frame is listed in the legend yet unseen.
+    Call it once the panel has its data (it reads the limits); NaN, and values <= 0 on a log axis,
+    are passed over."""
+    log = ax.get_yscale() == "log"
+    values = [float(v) for v in values if v is not None and np.isfinite(v) and (v > 0 or not log)]
+    if not values:
+        return
+    forward, inverse = _y_scale(ax)
+    lo, hi = (float(v) for v in forward(np.array(ax.get_ylim())))
+    span = (hi - lo) or 1.0
+    wanted_lo = min(lo, float(forward(min(values))) - margin * span)
+    wanted_hi = max(hi, float(forward(max(values))) + margin * span)
+    if (wanted_lo, wanted_hi) != (lo, hi):
+        ax.set_ylim(float(inverse(wanted_lo)), float(inverse(wanted_hi)))
+
+
+#: the share of a panel's height kept at its top for marks that have no value on the axis (`top_strip`)
+STRIP_SHARE = 0.14
+
+
+def top_strip(ax, low: float, ceiling: float, label: str) -> float:
+    """The y-axis from `low` to `ceiling` for the values, and above it a shaded strip whose one tick
+    says `label` (e.g. "not reached"): marks there stand apart from every value, and no tick above
+    `ceiling` reads as one. Set the axis' scale first. Returns the strip's middle (where its marks go)."""
+    forward, inverse = _y_scale(ax)
+    lo, top = float(forward(low)), float(forward(ceiling))
+    hi = lo + (top - lo) / (1 - STRIP_SHARE)
+    middle = float(inverse((top + hi) / 2))
+    ax.set_ylim(low, float(inverse(hi)))
+    # over the grid lines (zorder 1.5), under the marks
+    ax.axhspan(ceiling, float(inverse(hi)), color="0.93", lw=0, zorder=1.6)
+    ax.axhline(ceiling, color="0.55", lw=0.6, zorder=1.7)
+    if ax.get_yscale() == "log":
+        plain_log_ticks(ax)
+
+    room = top - 0.05 * (hi - lo)  # a tick label just under the strip would run into its own
+
+    def below(locator, limit: float) -> list[float]:
+        return [float(t) for t in locator.tick_values(low, ceiling) if low <= t and float(forward(t)) <= limit]
+
+    major, minor = below(ax.yaxis.get_major_locator(), room), below(ax.yaxis.get_minor_locator(), top + 1e-9)
+    ax.yaxis.set_major_locator(FixedLocator([*major, middle]))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: label if v == middle else plain_number(v)))
+    ax.yaxis.set_minor_locator(FixedLocator(minor))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    return middle
 
 
 DETERMINISTIC_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "ModDate": None, "Producer": None,

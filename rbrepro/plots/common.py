@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rbrepro.analysis.chosen import draws_of
 from rbrepro.analysis.rows import LOAD_FLAG_CORES, disturbed_timings, spread, test_rows
 from rbrepro.drawing import METHOD_STYLE, steady
 
@@ -31,6 +32,27 @@ def published_points(dataset: str, panel: str, method: str | None = None) -> pd.
     table = published_table()
     rows = table[(table["panel"] == panel) & (table["dataset"] == dataset)]
     return rows if method is None else rows[rows["method"] == method]
+
+
+def split_draws(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(our seeds' rows, the authors' replayed draws' rows): a line and its band are our seeds alone
+    (numpy draws), the authors' one draw is a point of its own, never inside our band."""
+    draws = draws_of(rows)
+    return rows[draws == "numpy"], rows[draws == "authors"]
+
+
+#: the label's tail and the marker of the authors' draws replayed (RB as published)
+REPLAYED = ", the authors' draw replayed"
+REPLAYED_MARKER = "*"
+
+
+def replayed_points(ax, rows: pd.DataFrame, x: str, column: str, color: str, label: str, ms: float = 9) -> None:
+    """The authors' replayed draw at each x (one row each; several: their median), a star of its own."""
+    if rows.empty:
+        return
+    values = rows.groupby(x)[column].median().sort_index()
+    ax.plot(values.index, steady(values.to_numpy()), ls="none", marker=REPLAYED_MARKER, ms=ms, color=color,
+            mec="black", mew=0.4, zorder=4, label=label + REPLAYED)
 
 
 def line_with_spread(ax, rows, x, column, **style):
