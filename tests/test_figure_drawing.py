@@ -17,6 +17,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import rbrepro.plots.fig3 as fig3_module
+import rbrepro.plots.fig4 as fig4_module
 import rbrepro.plots.fig5 as fig5_module
 from rbrepro.analysis import rows as row_rules
 from rbrepro.analysis.chosen import chosen_sigma_rows
@@ -24,6 +25,7 @@ from rbrepro.analysis.results import load_results
 from rbrepro.drawing import new_figure, plain_log_ticks
 from rbrepro.plots.common import REPLAYED, REPLAYED_MARKER
 from rbrepro.plots.fig3 import ONE_SIGMA_NOTE, plot_fig3
+from rbrepro.plots.fig4 import plot_fig4
 from rbrepro.plots.fig5 import plot_fig5
 
 REPO = Path(__file__).resolve().parents[1]
@@ -335,6 +337,20 @@ def test_fig3_rings_the_sigma_claims_1_and_2_read_in_the_committed_runs(run, tmp
     if run == "fig3-as-published":
         assert {k: ringed[k] for k in ("cadata", "ijcnn1", "letter")} == {"cadata": 1.58, "ijcnn1": 1.12,
                                                                            "letter": 0.79}
+
+
+def test_fig4_D_panel_reads_the_median_over_seeds(tmp_path, monkeypatch):
+    """Three seeds with D 100, 110, 400 and test accuracy 80, 81, 95 at every R: the D panel puts
+    each R at D = 110 (median, not the mean 203) and its line at 81 (not 85.3), the seeds' band kept."""
+    kept = _drawn(monkeypatch, fig4_module)
+    frame = pd.DataFrame(_rows("own", "rb", [1.0], [8, 16, 32], seeds=(0, 1, 2)))
+    frame["D"] = frame["R"] * frame["seed"].map({0: 100, 1: 110, 2: 400})
+    frame["test_metric"] = frame["seed"].map({0: 80.0, 1: 81.0, 2: 95.0})
+    plot_fig4(frame, tmp_path / "fig4", {})
+    ax = _panel(kept["fig"], "performance vs D (sigma=1)")
+    (test,) = _lines(ax, "test")
+    assert list(test.get_xdata()) == [880, 1760, 3520] and list(test.get_ydata()) == [81.0] * 3
+    assert _band_top(ax) == pytest.approx(95.0)  # the seeds' band kept (train is 99 at every seed: no band)
 
 
 def _scaling_rows(noise=0.0):
