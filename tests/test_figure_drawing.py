@@ -5,6 +5,7 @@ the report counts: the median over our seeds at the chosen sigma, the authors' r
 nothing listed yet out of sight, "not reached" never a value, the same bytes for the same rows. The
 figures are drawn from small made-up rows (the ringed sigma also from the committed Fig. 3 runs)."""
 
+import json
 import re
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 import rbrepro.plots.fig3 as fig3_module
 import rbrepro.plots.fig4 as fig4_module
 import rbrepro.plots.fig5 as fig5_module
+import rbrepro.plots.fig6 as fig6_module
 from rbrepro.analysis import rows as row_rules
 from rbrepro.analysis.chosen import chosen_sigma_rows
 from rbrepro.analysis.results import load_results
@@ -27,6 +29,7 @@ from rbrepro.plots.common import REPLAYED, REPLAYED_MARKER
 from rbrepro.plots.fig3 import ONE_SIGMA_NOTE, plot_fig3
 from rbrepro.plots.fig4 import plot_fig4
 from rbrepro.plots.fig5 import plot_fig5
+from rbrepro.plots.fig6 import plot_fig6
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -351,6 +354,47 @@ def test_fig4_D_panel_reads_the_median_over_seeds(tmp_path, monkeypatch):
     (test,) = _lines(ax, "test")
     assert list(test.get_xdata()) == [880, 1760, 3520] and list(test.get_ydata()) == [81.0] * 3
     assert _band_top(ax) == pytest.approx(95.0)  # the seeds' band kept (train is 99 at every seed: no band)
+
+
+def _rcd_rows(dataset="own"):
+    """RCD cells of three seeds: RB and RF, 1 and 2 threads, async and sync. RB's D per seed is 100, 200,
+    1000 (median 200); RF sync never reaches its target objective; RB async at 2 threads is 2x, 1.5x, 1x."""
+    def trace(t, reach=True):
+        return json.dumps([[0.0, 1.0], [t / 2, 0.5], [t, 0.1 if reach else 0.6]])
+
+    rows = []
+    for seed, (D, fast) in enumerate(((100, 2.0), (200, 1.5), (1000, 1.0))):
+        for method in ("rb", "rf"):
+            cells = [(1, "async", 4.0, True), (2, "async", 4.0 / fast, True), (2, "sync", 3.0, method == "rb")]
+            for threads, variant, t, reach in cells:
+                rows.append({"dataset": dataset, "method": method, "seed": seed, "threads": threads, "variant": variant,
+                             "solver": "rcd", "epochs": 20, "D": D if method == "rb" else 64, "R": 16, "sigma": 1.0,
+                             "status": "ok", "evaluate_on": "test", "rcd_trace": trace(t, reach)})
+    return pd.DataFrame(rows)
+
+
+def test_fig6_never_reached_is_not_a_speedup_of_zero_and_bands_are_the_seeds(tmp_path, monkeypatch):
+    kept = _drawn(monkeypatch, fig6_module)
+    plot_fig6(_rcd_rows(), tmp_path / "fig6", {})
+    fig = kept["fig"]
+    ax = _panel(fig, "parallel RCD speedup")
+    drawn = [(x, y) for line in ax.get_lines() if line.get_transform() == ax.transData
+             for x, y in zip(np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float))]
+    assert not [(x, y) for x, y in drawn if y == 0 and x > 1], "a speedup drawn at zero"
+    (missed,) = [line for line in ax.get_lines() if "not reached" in line.get_label()]
+    assert missed.get_label() == "RF (sync): target not reached" and missed.get_marker() == "x"
+    assert "not\nreached" in [t.get_text() for t in ax.get_yticklabels()]
+    assert missed.get_ydata()[0] > max(y for x, y in drawn if np.isfinite(y) and (x, y) != (2, missed.get_ydata()[0]))
+    legend = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert "RB: eq. 29 (omega=16, median D=200)" in legend
+    bars = _panel(fig, "measured speedup at 2 threads")
+    assert bars.get_title().endswith("(median of 3 seeds, error bars: their min-max)")
+    assert any(t.get_text().startswith("not reached") for t in bars.texts)
+    # the seeds' band of RB async at 2 threads: 1x ... 2x around the median 1.5x, on both panels
+    for panel in (ax, bars):
+        spans = [tuple(np.round(sorted(seg[:, 1]), 6)) for c in panel.collections
+                 if isinstance(c, matplotlib.collections.LineCollection) for seg in c.get_segments()]
+        assert (1.0, 2.0) in spans, spans
 
 
 def _scaling_rows(noise=0.0):
