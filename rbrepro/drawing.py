@@ -79,11 +79,11 @@ def new_figure(n_rows: int, n_cols: int, width: float = 4.2, height: float = 3.2
 LEGEND_FONTSIZE = 8
 
 
-def legend_in(slot, handles, labels):
+def legend_in(slot, handles, labels, **options):
     """A row's legend in its own (turned off) slot of new_figure(legend_width=...), left-aligned so
-    that the rows' legends line up."""
+    that the rows' legends line up; `options` go to matplotlib's legend (a title, say)."""
     return slot.legend(handles, labels, loc="center left", bbox_to_anchor=(0.0, 0.5), fontsize=LEGEND_FONTSIZE,
-                       frameon=False, borderaxespad=0.0)
+                       frameon=False, borderaxespad=0.0, **options)
 
 
 def plain_number(value: float) -> str:

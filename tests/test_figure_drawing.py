@@ -397,6 +397,63 @@ def test_fig6_never_reached_is_not_a_speedup_of_zero_and_bands_are_the_seeds(tmp
         assert (1.0, 2.0) in spans, spans
 
 
+def _theory_frame():
+    """Theorem 1's rows for one dataset at two sigmas, RB and RF, R = 1 ... 64, four seeds: gaps falling
+    as 1/R; at sigma 3 RB's gap is <= 0 for every seed at R = 64 and for one seed at R = 32."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for sigma in (1.0, 3.0):
+        for method in ("rb", "rf"):
+            for R in 2 ** np.arange(7):
+                for seed in range(4):
+                    gap = 0.5 / R * np.exp(0.1 * rng.standard_normal())
+                    if method == "rb" and sigma == 3.0 and (R == 64 or (R == 32 and seed == 0)):
+                        gap = -1e-7
+                    rows.append({"dataset": "syn", "method": method, "sigma": sigma, "R": int(R), "seed": seed,
+                                 "n": 300, "kappa": 2.0 + 0.01 * seed if method == "rb" else np.nan, "gap": gap,
+                                 "fro_rel": R ** -0.5, "spec_rel": R ** -0.5, "max_abs": R ** -0.5})
+    return pd.DataFrame(rows)
+
+
+def test_theory_legends_off_the_curves_text_readable_slopes_as_claim_0_reads_them(tmp_path, monkeypatch):
+    import rbrepro.theory.figure as theory_module
+    from rbrepro.theory.rates import fit_rates
+
+    kept = _drawn(monkeypatch, theory_module)
+    frame = _theory_frame()
+    theory_module.plot_theory(frame, tmp_path / "theory")
+    fig = kept["fig"]
+    fig.canvas.draw()
+    _assert_legends_cover_no_data(fig)
+    small = [(t.get_text(), t.get_fontsize()) for t in fig.findobj(matplotlib.text.Text)
+             if t.get_text() and t.get_visible() and (t.axes is None or t.axes.get_visible()) and t.get_fontsize() < 8]
+    assert small == []
+    rates = fit_rates(frame)
+    texts = _texts(fig)
+    for sigma in (1.0, 3.0):
+        r = rates[(rates["sigma"] == sigma) & (rates["quantity"] == "gap")]
+        rb = r[(r["method"] == "rb") & (r["against"] == "kappa_R")].iloc[0]
+        rf = r[(r["method"] == "rf") & (r["against"] == "R")].iloc[0]
+        assert f"RB: {rb['slope']:+.2f} [{rb['lo']:+.2f}, {rb['hi']:+.2f}] vs κR" in texts
+        assert f"RF: {rf['slope']:+.2f} [{rf['lo']:+.2f}, {rf['hi']:+.2f}] vs R" in texts
+    assert "5 of 56 rows ≤ 0: off the axis\nRB's mean ≤ 0 at R = 64" in texts  # the sigma-3 gap panel
+    assert any(t.startswith("5 of 112 rows have a gap ≤ 0") for t in texts)  # the footer
+
+
+def test_theory_is_redrawn_from_its_diagnostics_csv(tmp_path):
+    from typer.testing import CliRunner
+
+    from rbrepro.cli import app
+
+    (tmp_path / "theory").mkdir()
+    _theory_frame().to_csv(tmp_path / "theory" / "diagnostics.csv", index=False)
+    result = CliRunner().invoke(app, ["plot", "theory", str(tmp_path / "theory"), "--out", str(tmp_path / "fig")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "fig.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and (tmp_path / "fig.pdf").exists()
+    missing = CliRunner().invoke(app, ["plot", "theory", str(tmp_path / "none"), "--out", str(tmp_path / "x")])
+    assert missing.exit_code == 2 and "no diagnostics here" in missing.output
+
+
 def _scaling_rows(noise=0.0):
     """Two methods' costs over R at N = 1,000 and over N at R = 64, three repeats, growing as power laws;
     each cost times (1 + noise u), u uniform in [-1, 1]."""
