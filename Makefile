@@ -16,7 +16,8 @@ help:
 	@echo "                  (make fig3 ... fig6 one at a time); uses the"
 	@echo "                  local mirror when MIRROR=$(MIRROR) exists, else the LIBSVM site"
 	@echo "make figures-fair the same for the fair protocol's runs only (fig3 ... fig6)"
-	@echo "make plots        redraw the published figures from the committed results/*/results.csv (no sweeping)"
+	@echo "make plots        redraw the published figures from the committed results/*/results.csv and"
+	@echo "                  results/theory/diagnostics.csv (no sweeping, no diagnostics recomputed)"
 	@echo "make compare      our Fig. 3 and Fig. 5 points beside the authors' published ones (both protocols)"
 	@echo "make scaling      how time and memory grow with N and R, every method, SUSY-shaped data (long)"
 	@echo "make paper-scale  Fig. 5's methods on the covtype shape, RB at R = 1024 on the SUSY shape (long)"
@@ -87,6 +88,8 @@ plots: $(STAMP)
 	  else echo "figures/$$r: not drawn, results/$$r has no results yet (make $$r runs it)"; fi; done
 	if [ -f results/scaling/results.csv ]; then $(BIN)/rbrepro plot scaling results/scaling --out figures/scaling; \
 	else echo "figures/scaling: not drawn, results/scaling has no results yet (make scaling runs it)"; fi
+	if [ -f results/theory/diagnostics.csv ]; then $(BIN)/rbrepro plot theory results/theory --out figures/theory; \
+	else echo "figures/theory: not drawn, results/theory has no diagnostics yet (make theory runs it)"; fi
 
 # Theorem 1 measured (issue 24): rbrepro diagnose on configs/theory.yaml's datasets (about 3 minutes a
 # dataset here); publishes results/theory/ and figures/theory.{png,pdf}; then `make report`.

@@ -2,7 +2,8 @@
 methods' names, colours and markers, a grid of panels (with a column kept for legends), legends
 placed where they cover no data, log axes with plain tick labels, an empty panel's note, and PNG
 and PDF written atomically with the same bytes for the same rows. The one module that sets
-matplotlib up."""
+matplotlib up: the Agg backend and matplotlib's own default style with its bundled font, whatever
+a matplotlibrc of the machine or the user says, so that a figure's bytes depend on its rows alone."""
 
 from __future__ import annotations
 
@@ -14,10 +15,27 @@ import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator  # noqa: E402
 
 from rbrepro.data.atomic import atomic_path  # noqa: E402
 from rbrepro.models.registry import METHODS  # noqa: E402
+
+#: what every figure is drawn with, over matplotlib's own defaults: its bundled DejaVu Sans alone (a
+#: font installed on one machine but not another would change the glyphs, and with them the layout)
+PINNED_RC = {"font.family": ["DejaVu Sans"]}
+matplotlib.rcdefaults()
+matplotlib.rcParams.update(PINNED_RC)
+
+#: significant digits of every computed number a figure draws (`steady`)
+STEADY_DIGITS = 6
+
+
+def steady(values) -> np.ndarray:
+    """Values rounded to STEADY_DIGITS significant digits (NaN and inf kept), for drawing: a median
+    or a fitted power law that differs in its last bits between machines (another BLAS, another
+    libm) then gives the same pixels. Python's decimal formatting is correctly rounded everywhere."""
+    flat = np.asarray(values, dtype=np.float64)
+    return np.array([float(f"{v:.{STEADY_DIGITS}g}") for v in flat.ravel()], dtype=np.float64).reshape(flat.shape)
 
 
 class _MethodStyles(Mapping):
@@ -61,11 +79,11 @@ def new_figure(n_rows: int, n_cols: int, width: float = 4.2, height: float = 3.2
 LEGEND_FONTSIZE = 8
 
 
-def legend_in(slot, handles, labels):
+def legend_in(slot, handles, labels, **options):
     """A row's legend in its own (turned off) slot of new_figure(legend_width=...), left-aligned so
-    that the rows' legends line up."""
+    that the rows' legends line up; `options` go to matplotlib's legend (a title, say)."""
     return slot.legend(handles, labels, loc="center left", bbox_to_anchor=(0.0, 0.5), fontsize=LEGEND_FONTSIZE,
-                       frameon=False, borderaxespad=0.0)
+                       frameon=False, borderaxespad=0.0, **options)
 
 
 def plain_number(value: float) -> str:
@@ -85,6 +103,63 @@ def plain_log_ticks(ax, axis: str = "y") -> None:
     which.set_major_formatter(FuncFormatter(lambda v, _pos: plain_number(v)))
     which.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10)) if decades >= 2 else NullLocator())
     which.set_minor_formatter(NullFormatter())
+
+
+def _y_scale(ax):
+    """(forward, inverse) of the y-axis' scale: log10 on a log axis, the identity on a linear one."""
+    if ax.get_yscale() == "log":
+        return np.log10, lambda v: 10.0 ** np.asarray(v, dtype=np.float64)
+    return (lambda v: np.asarray(v, dtype=np.float64)), (lambda v: np.asarray(v, dtype=np.float64))
+
+
+def keep_in_view(ax, values, margin: float = 0.05) -> None:
+    """Widen the y-limits so that each value (a reference line, a point) lies inside them, `margin` of
+    the panel's height clear of its edges: a line on the frame is listed in the legend yet unseen.
+    Call it once the panel has its data (it reads the limits); NaN, and values <= 0 on a log axis,
+    are passed over."""
+    log = ax.get_yscale() == "log"
+    values = [float(v) for v in values if v is not None and np.isfinite(v) and (v > 0 or not log)]
+    if not values:
+        return
+    forward, inverse = _y_scale(ax)
+    lo, hi = (float(v) for v in forward(np.array(ax.get_ylim())))
+    span = (hi - lo) or 1.0
+    wanted_lo = min(lo, float(forward(min(values))) - margin * span)
+    wanted_hi = max(hi, float(forward(max(values))) + margin * span)
+    if (wanted_lo, wanted_hi) != (lo, hi):
+        ax.set_ylim(float(inverse(wanted_lo)), float(inverse(wanted_hi)))
+
+
+#: the share of a panel's height kept at its top for marks that have no value on the axis (`top_strip`)
+STRIP_SHARE = 0.14
+
+
+def top_strip(ax, low: float, ceiling: float, label: str) -> float:
+    """The y-axis from `low` to `ceiling` for the values, and above it a shaded strip whose one tick
+    says `label` (e.g. "not reached"): marks there stand apart from every value, and no tick above
+    `ceiling` reads as one. Set the axis' scale first. Returns the strip's middle (where its marks go)."""
+    forward, inverse = _y_scale(ax)
+    lo, top = float(forward(low)), float(forward(ceiling))
+    hi = lo + (top - lo) / (1 - STRIP_SHARE)
+    middle = float(inverse((top + hi) / 2))
+    ax.set_ylim(low, float(inverse(hi)))
+    # over the grid lines (zorder 1.5), under the marks
+    ax.axhspan(ceiling, float(inverse(hi)), color="0.93", lw=0, zorder=1.6)
+    ax.axhline(ceiling, color="0.55", lw=0.6, zorder=1.7)
+    if ax.get_yscale() == "log":
+        plain_log_ticks(ax)
+
+    room = top - 0.05 * (hi - lo)  # a tick label just under the strip would run into its own
+
+    def below(locator, limit: float) -> list[float]:
+        return [float(t) for t in locator.tick_values(low, ceiling) if low <= t and float(forward(t)) <= limit]
+
+    major, minor = below(ax.yaxis.get_major_locator(), room), below(ax.yaxis.get_minor_locator(), top + 1e-9)
+    ax.yaxis.set_major_locator(FixedLocator([*major, middle]))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: label if v == middle else plain_number(v)))
+    ax.yaxis.set_minor_locator(FixedLocator(minor))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    return middle
 
 
 DETERMINISTIC_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "ModDate": None, "Producer": None,

@@ -67,6 +67,8 @@ Stopping = _choices("Stopping", ("auto", *STOPPINGS))
 Loss = _choices("Loss", LOSSES)
 Variant = _choices("Variant", VARIANTS)
 Figure = _choices("Figure", tuple(FIGURES))
+#: what `rbrepro plot` draws: a sweep's figures, and Theorem 1's from `rbrepro diagnose`'s rows
+Plotted = _choices("Plotted", (*FIGURES, "theory"))
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -8,15 +8,17 @@ from typing import List, Optional
 import typer
 
 from rbrepro.cli.app import app
-from rbrepro.cli.common import DataDir, Figure, Mirror, _fail, _guard, _parse_floats
+from rbrepro.cli.common import DataDir, Mirror, Plotted, _fail, _guard, _parse_floats
 
 
 @app.command()
 def plot(
-    figure: Figure = typer.Argument(..., help="fig3: RB vs sigma; fig4: RB vs R and D; fig5: methods at equal R "
-                                              "and cost to a target; fig6: parallel RCD speedup."),
+    figure: Plotted = typer.Argument(..., help="fig3: RB vs sigma; fig4: RB vs R and D; fig5: methods at equal R "
+                                               "and cost to a target; fig6: parallel RCD speedup; scaling: how cost "
+                                               "grows; theory: Theorem 1 from `rbrepro diagnose`'s rows."),
     results: Path = typer.Argument(..., help="A results folder (with results.csv) or a results CSV, from a sweep "
-                                             "of a config made for this figure."),
+                                             "of a config made for this figure (theory: a folder with "
+                                             "diagnostics.csv, or that CSV)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Output path without suffix [default: <results folder>/"
                                                            "<figure>; the published figures/ only when named here]."),
 ):
@@ -24,12 +26,19 @@ def plot(
 
     The results must come from a sweep of a config made for this figure (its `figure:` key);
     anything else is refused. The figure goes beside the results unless --out says where, so
-    the published figures/ change only when asked for.
+    the published figures/ change only when asked for. `theory` redraws Theorem 1's figure from
+    the rows `rbrepro diagnose` wrote, computing none again.
     """
-    from rbrepro.plots import make_figure
-
     folder = results if results.is_dir() else results.parent
-    paths = _guard(lambda: make_figure(figure.value, results, out or folder / figure.value))
+    out_base = out or folder / figure.value
+    if figure.value == "theory":
+        from rbrepro.theory.run import redraw_theory
+
+        paths = _guard(lambda: redraw_theory(results, out_base))
+    else:
+        from rbrepro.plots import make_figure
+
+        paths = _guard(lambda: make_figure(figure.value, results, out_base))
     typer.echo(" ".join(str(p) for p in paths))
 
 

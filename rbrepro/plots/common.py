@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rbrepro.analysis.chosen import draws_of
 from rbrepro.analysis.rows import LOAD_FLAG_CORES, disturbed_timings, spread, test_rows
-from rbrepro.drawing import METHOD_STYLE
+from rbrepro.drawing import METHOD_STYLE, steady
 
 METRIC_LABEL = {"accuracy": "accuracy (%)", "rel_error": "relative error"}
 
@@ -33,10 +34,33 @@ def published_points(dataset: str, panel: str, method: str | None = None) -> pd.
     return rows if method is None else rows[rows["method"] == method]
 
 
+def split_draws(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(our seeds' rows, the authors' replayed draws' rows): a line and its band are our seeds alone
+    (numpy draws), the authors' one draw is a point of its own, never inside our band."""
+    draws = draws_of(rows)
+    return rows[draws == "numpy"], rows[draws == "authors"]
+
+
+#: the label's tail and the marker of the authors' draws replayed (RB as published)
+REPLAYED = ", the authors' draw replayed"
+REPLAYED_MARKER = "*"
+
+
+def replayed_points(ax, rows: pd.DataFrame, x: str, column: str, color: str, label: str, ms: float = 9) -> None:
+    """The authors' replayed draw at each x (one row each; several: their median), a star of its own."""
+    if rows.empty:
+        return
+    values = rows.groupby(x)[column].median().sort_index()
+    ax.plot(values.index, steady(values.to_numpy()), ls="none", marker=REPLAYED_MARKER, ms=ms, color=color,
+            mec="black", mew=0.4, zorder=4, label=label + REPLAYED)
+
+
 def line_with_spread(ax, rows, x, column, **style):
     """The median over seeds as a line, the min-max band in the line's own colour. A series of one
-    point draws no line and no band: a marker large enough to see, the spread as an error bar."""
+    point draws no line and no band: a marker large enough to see, the spread as an error bar.
+    The numbers drawn are `steady`: the same rows give the same pixels on any machine."""
     s = spread(rows, x, column)
+    s[["median", "min", "max"]] = steady(s[["median", "min", "max"]].to_numpy())
     if len(s) == 1:
         style = {**style, "marker": style.get("marker") or "o", "ms": max(style.get("ms", 0), 7)}
     (line,) = ax.plot(s.index, s["median"], **style)

@@ -1,8 +1,11 @@
 """Figure 3: RB's train and test performance vs sigma (the exact kernel's line, RB's chosen
-point ringed), and train time and D vs sigma; one row per dataset, its legend beside it. Where the
-authors published this panel (R = 64, 128, 256), their points and exact line are drawn beside
-ours, hollow. A sweep that ran only the chosen sigma on test (`run: chosen`) shows the validation
-scores the choice was made on as the curve."""
+point ringed), and train time and D vs sigma; one row per dataset, its legend beside it. The lines
+are the median over our seeds with their min-max band; where the authors' draws were replayed (RB
+as published) those are stars of their own. The ring marks the sigma claims 1 and 2 read
+(`analysis.chosen.chosen_sigma_rows` at the dataset's most-run R). Where the authors published
+this panel (R = 64, 128, 256), their points and exact line are drawn beside ours, hollow. A sweep
+that ran only the chosen sigma on test (`run: chosen`) shows the validation scores the choice was
+made on as the curve."""
 
 from __future__ import annotations
 
@@ -10,22 +13,45 @@ from pathlib import Path
 
 import pandas as pd
 
-from rbrepro.analysis.rows import chosen_rows, exact_reference, higher_is_better, test_rows, validation_rows
-from rbrepro.drawing import empty_panel, finish, legend_in, new_figure
+from rbrepro.analysis.chosen import chosen_sigma_rows, draws_of
+from rbrepro.analysis.rows import chosen_rows, exact_reference, test_rows, validation_rows
+from rbrepro.drawing import empty_panel, finish, keep_in_view, legend_in, new_figure, steady
+from rbrepro.metrics import seed_statistic
 from rbrepro.models.registry import REFERENCE, SUBJECT
-from rbrepro.plots.common import METRIC_LABEL, line_with_spread, problems_note, published_points, unavailable_note
+from rbrepro.plots.common import (
+    METRIC_LABEL,
+    REPLAYED,
+    REPLAYED_MARKER,
+    line_with_spread,
+    problems_note,
+    published_points,
+    replayed_points,
+    split_draws,
+    unavailable_note,
+)
 
 
-def _ringed_point(sub: pd.DataFrame, better_high: bool) -> tuple[float, float, str]:
-    """(sigma, test value, label) of the point to ring: the sweep's chosen sigma, else the best test."""
-    picked = chosen_rows(sub)
-    if picked is not sub:
-        on = picked["selected_on"].iloc[0] if "selected_on" in picked else "validation"
-        sigma = float(picked["sigma"].iloc[0])
-        return sigma, float(picked["test_metric"].mean()), f"chosen on {on}: sigma={sigma:g}"
-    test = sub.groupby("sigma")["test_metric"].mean()
-    sigma = test.idxmax() if better_high else test.idxmin()
-    return float(sigma), float(test.loc[sigma]), f"best test: sigma={sigma:g}"
+def ringed_R(sub: pd.DataFrame) -> int:
+    """The R whose chosen sigma is ringed: the dataset's most-run R, the one claims 1 and 2 read."""
+    return int(sub["R"].value_counts().idxmax())
+
+
+def ringed_point(sub: pd.DataFrame) -> tuple[float, float, str] | None:
+    """(sigma, test value, label) of the point to ring, from one dataset's RB test rows at one R: the
+    sigma the protocol chose (`chosen_sigma_rows`: the sweep's selection, else the best median on test;
+    the authors' replayed draws pick where they ran), at our seeds' median there (the authors' draw
+    where no seed of ours ran it). None where no sigma can be chosen (no finite score)."""
+    chosen = chosen_sigma_rows(sub)
+    if chosen.empty:
+        return None
+    sigma = float(chosen["sigma"].iloc[0])
+    ours, replayed = split_draws(chosen)
+    value = seed_statistic((ours if len(ours) else replayed)["test_metric"])
+    if chosen_rows(sub) is not sub:
+        on = chosen["selected_on"].dropna().iloc[0] if "selected_on" in chosen and chosen["selected_on"].notna().any() \
+            else "validation"
+        return sigma, value, f"chosen on {on}: sigma={sigma:g}"
+    return sigma, value, f"best median on test: sigma={sigma:g}"
 
 
 def plot_fig3(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:
@@ -62,7 +88,7 @@ def _dataset_row(axes, results: pd.DataFrame, sub: pd.DataFrame, valid: pd.DataF
     Where only the chosen sigma ran on test (`run: chosen`), the validation scores it was chosen
     on are the curve, dotted. With several R a colour tells the R and the legend names each colour
     and each line style once. True when the authors' published points were drawn."""
-    metric, better_high = sub["metric"].iloc[0], higher_is_better(sub)
+    metric = sub["metric"].iloc[0]
     ax_perf, ax_time, slot = axes
     Rs = sorted(sub["R"].unique())
     several = len(Rs) > 1
@@ -77,6 +103,9 @@ def _dataset_row(axes, results: pd.DataFrame, sub: pd.DataFrame, valid: pd.DataF
             colour = R_COLOURS[i % len(R_COLOURS)] if several else SPLIT_COLOUR[split]
             return {"color": colour, "label": "_" if several else ax_label}
 
+        part, replayed = split_draws(part)
+        if part.empty:  # the authors' draws alone: they are the curve
+            part, replayed = replayed, replayed.iloc[:0]
         curve = part
         if part["sigma"].nunique() == 1:
             v = valid[valid["R"] == R] if len(valid) else valid
@@ -92,8 +121,12 @@ def _dataset_row(axes, results: pd.DataFrame, sub: pd.DataFrame, valid: pd.DataF
                                  **look("train", "RB train"))
         line_with_spread(ax_perf, part, "sigma", "test_metric", ms=3, **SPLIT_STYLE["test"], **look("test", "RB test"))
         line_with_spread(ax_time, part, "sigma", "train_s", ms=3, **SPLIT_STYLE["test"], **look("time", "train time"))
-        d = curve.groupby("sigma")["D"].mean()
-        ax_D.plot(d.index, d.values, ":", color="gray", marker="x", ms=3, label="D (right axis)" if i == 0 else "_")
+        for split in ("train", "test"):
+            replayed_points(ax_perf, replayed, "sigma", f"{split}_metric", look(split, "")["color"],
+                            "_" if several else f"RB {split}", ms=6)
+        d = curve.groupby("sigma")["D"].median()
+        ax_D.plot(d.index, steady(d.to_numpy()), ":", color="gray", marker="x", ms=3,
+                  label="D (right axis)" if i == 0 else "_")
         for split in ("train", "test"):
             pub = published[(published["method"] == SUBJECT) & (published["R"] == R) & (published["split"] == split)]
             pub = pub[(pub["sigma"] >= train.index.min() * 0.99) & (pub["sigma"] <= train.index.max() * 1.01)]
@@ -108,24 +141,36 @@ def _dataset_row(axes, results: pd.DataFrame, sub: pd.DataFrame, valid: pd.DataF
             ax_perf.plot([], [], color="0.3", ms=3, **SPLIT_STYLE[split], label=f"RB {split}")
         if hollow:
             ax_perf.plot([], [], ls="none", marker="o", ms=6, mfc="none", mec="0.3", label="published (hollow)")
-    sigma, value, label = _ringed_point(sub[sub["R"] == Rs[0]], better_high)
-    # a ring wider than the point and under it: the point it marks stays visible
-    ax_perf.plot([sigma], [value], marker="o", ms=14, mfc="none", mec="red", mew=1.3, ls="none", zorder=1.5,
-                 label=label + (f" (R={Rs[0]})" if several else ""))
+        if (draws_of(sub) == "authors").any():
+            ax_perf.plot([], [], ls="none", marker=REPLAYED_MARKER, ms=6, color="0.5", mec="black", mew=0.4,
+                         label="RB" + REPLAYED)
+    at = ringed_R(sub)
+    ring = ringed_point(sub[sub["R"] == at])
+    if ring is not None:
+        sigma, value, label = ring
+        # a ring wider than the point and under it: the point it marks stays visible
+        ax_perf.plot([sigma], steady([value]), marker="o", ms=14, mfc="none", mec="red", mew=1.3, ls="none",
+                     zorder=1.5, label=label + (f" (R={at})" if several else ""))
+    else:
+        sigma = float(sub["sigma"].iloc[0])
     value, label = exact_reference(results, name)
+    references = []
     if value is not None:
-        ax_perf.axhline(value, color="black", lw=1.2, label=label)
+        references.append(value)
+        ax_perf.axhline(float(steady(value)), color="black", lw=1.2, label=label)
     else:
         ax_perf.plot([], [], " ", label=label)
     pub_exact = published[published["method"] == REFERENCE]
     if len(pub_exact):
-        ax_perf.axhline(float(pub_exact["perf"].iloc[0]), color="black", lw=1.0, ls=(0, (4, 3)),
-                        label="exact kernel, published")
+        references.append(float(pub_exact["perf"].iloc[0]))
+        ax_perf.axhline(references[-1], color="black", lw=1.0, ls=(0, (4, 3)), label="exact kernel, published")
+    keep_in_view(ax_perf, references)
     if lone:
         ax_perf.plot([], [], " ", label=ONE_SIGMA_NOTE if validated else
                      "one point per R: each ran one sigma\n(a curve needs several)" if several else
                      f"one point: sigma = {sigma:g}, the only\nsigma run (a curve needs several)")
-    n_seeds = sub["seed"].nunique()
+    ours = split_draws(sub)[0]
+    n_seeds = (ours if len(ours) else sub)["seed"].nunique()
     R_text = f"R={Rs[0]}" if len(Rs) == 1 else "R=" + ",".join(str(r) for r in Rs)
     ax_perf.set(xscale="log", xlabel="sigma (inverse kernel width)", ylabel=METRIC_LABEL.get(metric, metric),
                 title=f"{name}: performance vs sigma, {R_text} ({n_seeds} seed{'s' if n_seeds > 1 else ''})")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from rbrepro.analysis.rows import exact_reference, test_rows
-from rbrepro.drawing import empty_panel, finish, new_figure
+from rbrepro.drawing import empty_panel, finish, keep_in_view, new_figure, steady
 from rbrepro.models.registry import SUBJECT
 from rbrepro.plots.common import METRIC_LABEL, line_with_spread, one_point_note, problems_note, unavailable_note
 
@@ -29,14 +29,14 @@ def plot_fig4(results: pd.DataFrame, out_base: Path, config: dict | None = None)
             for sigma in sigmas:
                 part = sub[sub["sigma"] == sigma]
                 tag = f" (sigma={sigma:g})" if len(sigmas) > 1 else ""
-                if x == "D":  # D varies with the seed: average D and metric per R
-                    part = part.groupby("R")[["D", "train_metric", "test_metric"]].mean().reset_index()
-                    part["seed"] = 0
+                if x == "D":  # D varies with the seed: each R at its median D, the seeds' band kept
+                    part = part.assign(D=steady(part.groupby("R")["D"].transform("median").to_numpy()))
                 line_with_spread(ax, part, x, "train_metric", ls="--", marker="o", ms=3, label=f"train{tag}")
                 color = ax.get_lines()[-1].get_color()  # train and test of one sigma share a colour
                 line_with_spread(ax, part, x, "test_metric", ls="-", marker="s", ms=3, color=color, label=f"test{tag}")
             if value is not None:
-                ax.axhline(value, color="black", lw=1.2, label=label)
+                ax.axhline(float(steady(value)), color="black", lw=1.2, label=label)
+                keep_in_view(ax, [value])
             ax.set(xscale="log", xlabel=xlabel, ylabel=METRIC_LABEL.get(metric, metric),
                    title=f"{name}: performance vs {x} (sigma={', '.join(f'{s:g}' for s in sigmas)})")
             ax.title.set_fontsize(9)

@@ -11,8 +11,15 @@ import pandas as pd
 
 from rbrepro.analysis.growth import COSTS, exponents, medians
 from rbrepro.analysis.rows import test_rows
-from rbrepro.drawing import empty_panel, finish, new_figure, plain_log_ticks
+from rbrepro.drawing import empty_panel, finish, new_figure, plain_log_ticks, steady
 from rbrepro.plots.common import problems_note
+
+
+def fitted_line(fit, ends: np.ndarray) -> np.ndarray:
+    """A fitted power law at the ends of its range: on log-log axes it is straight, so two points draw
+    it exactly (a line of many nearly collinear points is simplified differently by the renderer when
+    the fit's last bits differ), their values `steady`."""
+    return steady(fit.predict(ends))
 
 
 def plot_scaling(results: pd.DataFrame, out_base: Path, config: dict | None = None) -> list[Path]:
@@ -29,12 +36,12 @@ def plot_scaling(results: pd.DataFrame, out_base: Path, config: dict | None = No
                 if picked is None or picked[1].empty:
                     continue
                 at, med = picked
-                line, = ax.plot(med.index, med.to_numpy(), "o", ms=4)
+                line, = ax.plot(med.index, steady(med.to_numpy()), "o", ms=4)
                 fit = fits.get((method, cost, against))
                 label = method if fit is None else f"{method}: x^{fit.slope:.2f} [{fit.low:.2f}, {fit.high:.2f}]"
                 if fit is not None:
-                    grid = np.geomspace(med.index.min(), med.index.max(), 50)
-                    ax.plot(grid, fit.predict(grid), "-", color=line.get_color(), lw=1.2)
+                    ends = np.array([med.index.min(), med.index.max()], dtype=np.float64)
+                    ax.plot(ends, fitted_line(fit, ends), "-", color=line.get_color(), lw=1.2)
                 line.set_label(label)
                 other = "N" if against == "R" else "R"
                 ax.set_title(f"{COSTS[cost]} vs {against} ({other} = {at:,})", fontsize=9)

@@ -13,8 +13,8 @@
 3. every row of every run must name COMMIT (`git_commit`) and a clean tree (`git_dirty` false);
    otherwise nothing is copied and the rows at fault are named;
 4. the runs' files (results.csv, config.resolved.yaml, unavailable.json, ...; not cells/) are
-   copied into this checkout's results/, the figures redrawn (`rbrepro plot`, as `make plots`;
-   theory's figure copied) and the report regenerated (`rbrepro report`). Committing them is left
+   copied into this checkout's results/, the figures redrawn (`rbrepro plot`, as `make plots`,
+   theory's from its diagnostics.csv) and the report regenerated (`rbrepro report`). Committing them is left
    to you.
 
 Not a model of the authors' published data (the rest of this package): it publishes ours, and
@@ -141,10 +141,11 @@ def _run(worktree: Path, run: str, python: str, runner: Runner) -> None:
 
 
 def redraw_commands(runs: tuple[str, ...], python: str) -> list[list[str]]:
-    """The figures of the copied runs, drawn here by this checkout's code (as `make plots` does)."""
-    drawn = [run for run in runs if run in FIGURE_RUNS or run == "scaling"]
-    return [[python, "-m", "rbrepro", "plot", run.split("-")[0] if run != "scaling" else "scaling", f"results/{run}",
-             "--out", f"figures/{run}"] for run in drawn]
+    """The figures of the copied runs, drawn here by this checkout's code (as `make plots` does;
+    theory's from its diagnostics.csv)."""
+    drawn = [run for run in runs if run in FIGURE_RUNS or run in ("scaling", "theory")]
+    return [[python, "-m", "rbrepro", "plot", run.split("-")[0], f"results/{run}", "--out", f"figures/{run}"]
+            for run in drawn]
 
 
 def copy_run(worktree: Path, repo: Path, run: str) -> list[Path]:
@@ -156,10 +157,6 @@ def copy_run(worktree: Path, repo: Path, run: str) -> list[Path]:
         if path.is_file() and path.name != DONE and not path.name.endswith(".lock"):
             shutil.copy2(path, target / path.name)
             copied.append(target / path.name)
-    for figure in sorted((worktree / "figures").glob(f"{run}.*")) if run == "theory" else []:
-        (repo / "figures").mkdir(exist_ok=True)
-        shutil.copy2(figure, repo / "figures" / figure.name)
-        copied.append(repo / "figures" / figure.name)
     return copied
 
 

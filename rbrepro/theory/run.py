@@ -147,3 +147,28 @@ def run_theory(config_path, out_dir, *, figure_base=None, data_path=None, mirror
     rates = fit_rates(frame)
     paths = plot_theory(frame, Path(figure_base) if figure_base else out_dir / "theory", rates)
     return [*summary_lines(frame, rates), f"rows: {out_dir / 'diagnostics.csv'}; figure: {', '.join(map(str, paths))}"]
+
+
+#: the columns the figure reads from a diagnostics.csv
+DRAWN_COLUMNS = ("dataset", "method", "sigma", "R", "seed", "n", "kappa", "gap", "fro_rel", "spec_rel", "max_abs")
+
+
+def redraw_theory(results, out_base) -> list:
+    """`rbrepro plot theory RESULTS`: the figure drawn again from a diagnostics.csv already written (a
+    folder holding one, or the file itself), no row recomputed; the published figures/theory is
+    redrawn from results/theory like every other figure. Returns the PNG's and the PDF's paths."""
+    from pathlib import Path
+
+    from rbrepro.errors import MissingData
+    from rbrepro.theory.figure import plot_theory
+
+    path = Path(results)
+    csv = path / "diagnostics.csv" if path.is_dir() else path
+    if not csv.exists():
+        raise MissingData(f"{csv}: no diagnostics here; run `rbrepro diagnose CONFIG --out {path}` first")
+    frame = pd.read_csv(csv)
+    lacking = sorted(set(DRAWN_COLUMNS) - set(frame.columns))
+    if frame.empty or lacking:
+        raise InvalidParameter(f"{csv}: not an rbrepro diagnostics CSV ("
+                               + (f"missing columns {', '.join(lacking)})" if lacking else "no rows)"))
+    return plot_theory(frame, Path(out_base))
