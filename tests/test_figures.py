@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rbrepro.analysis.chosen import exact_reference
 from rbrepro.analysis.results import load_results
-from rbrepro.analysis.rows import exact_reference
 from rbrepro.analysis.speedups import eq29_speedup, speedups
 from rbrepro.analysis.targets import ladder
 from rbrepro.plots import make_figure

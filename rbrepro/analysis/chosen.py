@@ -9,11 +9,13 @@ published), their draw picks; our seeds (numpy draws) form the band.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
 from rbrepro.analysis.rows import chosen_rows, test_rows
-from rbrepro.metrics import best_sigma
+from rbrepro.metrics import best_sigma, seed_statistic
 from rbrepro.models.registry import REFERENCE
 
 
@@ -64,6 +66,39 @@ def chosen_exact(rows: pd.DataFrame) -> pd.DataFrame:
     """The exact kernel's rows of a dataset at its chosen sigma (the sweep's choice, else the best test),
     as its published point is compared."""
     return chosen_sigma_rows(rows.assign(R=0))
+
+
+def most_run_R(rows: pd.DataFrame) -> int:
+    """The R a dataset's rows ran most often: the R of Fig. 3 (which runs one), where claims 1 and 2
+    read the chosen sigma and the figure rings it."""
+    return int(rows["R"].value_counts().idxmax())
+
+
+def exact_reference(frame: pd.DataFrame, dataset: str) -> tuple[float | None, str]:
+    """The exact kernel's test performance on `dataset` at its chosen sigma (`chosen_exact`: the
+    sweep's choice, else the best median on test), or a note why there is none: where the memory
+    guard refused it, the estimate for the fit on every training row (the test rows' cell), not a
+    validation split's."""
+    ok = test_rows(frame)
+    rows = ok[(ok["dataset"] == dataset) & (ok["method"] == REFERENCE)] if len(ok) else ok
+    if len(rows):
+        picked = chosen_exact(rows)
+        kernel = f", {picked['kernel'].iloc[0]}" if "kernel" in picked and picked["kernel"].iloc[0] != "l1" else ""
+        if chosen_rows(rows) is not rows:
+            on = picked["selected_on"].iloc[0] if "selected_on" in picked else "validation"
+            return seed_statistic(picked["test_metric"]), f"exact kernel{kernel} (sigma chosen on {on})"
+        return seed_statistic(picked["test_metric"]), f"exact kernel{kernel} (best test)"
+    refused = frame[(frame["dataset"] == dataset) & (frame["method"] == REFERENCE)] if "method" in frame else frame
+    if len(refused) and "error" in refused:
+        if "evaluate_on" in refused:  # the test rows' refusal first: the fit on every training row
+            refused = refused.iloc[refused["evaluate_on"].fillna("test").ne("test").to_numpy().argsort(kind="stable")]
+        for text in refused["error"].dropna().astype(str):
+            match = re.search(r"on N = ([0-9]+) rows needs about ([0-9.]+ [GM]B)", text) or \
+                re.search(r"()needs about ([0-9.]+ [GM]B)", text)
+            if match:
+                rows = f" ({int(match.group(1)):,} training rows)" if match.group(1) else ""
+                return None, f"exact kernel: needs {match.group(2)}, not run{rows}"
+    return None, "exact kernel: not in these results"
 
 
 def sigma_by_R(rows: pd.DataFrame) -> pd.Series:

@@ -59,8 +59,8 @@ def _ratio(a: float, b: float) -> float:
 def _speedups_of_one_draw(part: pd.DataFrame) -> list[dict]:
     """One method's cells of one seed (one draw of features): time and epochs to its own target
     objective F* + eps (F(0) - F*), seconds per epoch, and the speedup over its own 1-thread cell with
-    its two factors, per (variant, threads). A run that never reaches the target has speedup 0 and
-    `reached` False."""
+    its two factors, per (variant, threads). A run that never reaches the target has no speedup (NaN)
+    and `reached` False; `has_base` says whether the seed has a 1-thread cell to compare with."""
     traces = [json.loads(t) for t in part["rcd_trace"]]
     single = (part["threads"] == 1).to_numpy()
     pool = [tr for tr, s in zip(traces, single) if s] if single.any() else traces
@@ -79,7 +79,8 @@ def _speedups_of_one_draw(part: pd.DataFrame) -> list[dict]:
         t, e, s = g["time_to_target"].mean(), g["epochs_to_target"].mean(), g["seconds_per_epoch"].mean()
         reached = bool(np.isfinite(t))
         out.append({"variant": "sequential" if threads == 1 else variant, "threads": threads, "time_to_target": t,
-                    "speedup": base_t / t if reached and t > 0 else 0.0, "reached": reached,
+                    "speedup": base_t / t if reached and t > 0 else float("nan"), "reached": reached,
+                    "has_base": bool(len(base)),
                     "epoch_ratio": _ratio(base_e, e) if reached else float("nan"),
                     "pass_ratio": _ratio(base_s, s), "D": g["D"].mean(), "R": g["R"].iloc[0]})
     return out
@@ -95,22 +96,24 @@ def per_seed_speedups(rows: pd.DataFrame) -> pd.DataFrame:
 
 def speedups(rows: pd.DataFrame) -> pd.DataFrame:
     """Per (method, variant, threads): the median over the repeats (seeds) of the time to target, the
-    speedup with its band (speedup_min, speedup_max) and its two factors, D's median; `runs` says how
-    many seeds have a 1-thread cell to compare with, `reached` how many of them reach the target."""
+    speedup with its band (speedup_min, speedup_max) and its two factors over the seeds that reach the
+    target (NaN where none does: "not reached" is no number), D's median; `runs` says how many seeds
+    have a 1-thread cell to compare with, `reached` how many of them reach the target."""
     frame = per_seed_speedups(rows)
     out = []
     if frame.empty:
         return frame
     for (method, variant, threads), g in frame.groupby(["method", "variant", "threads"], sort=False):
-        judged = g[np.isfinite(g["speedup"])]  # a seed without a 1-thread cell has no speedup to pool
-        sp = judged["speedup"]
+        judged = g[g["has_base"]]  # a seed without a 1-thread cell has no speedup to pool
+        reaching = judged[judged["reached"]]
+        sp = reaching["speedup"]
         out.append({"method": method, "variant": variant, "threads": threads,
                     "time_to_target": float(g["time_to_target"].median()),
                     "speedup": float(sp.median()) if len(sp) else float("nan"),
                     "speedup_min": float(sp.min()) if len(sp) else float("nan"),
                     "speedup_max": float(sp.max()) if len(sp) else float("nan"),
-                    "epoch_ratio": float(judged["epoch_ratio"].median()) if len(judged) else float("nan"),
-                    "pass_ratio": float(judged["pass_ratio"].median()) if len(judged) else float("nan"),
+                    "epoch_ratio": float(reaching["epoch_ratio"].median()) if len(reaching) else float("nan"),
+                    "pass_ratio": float(reaching["pass_ratio"].median()) if len(reaching) else float("nan"),
                     "D": float(g["D"].median()), "R": g["R"].iloc[0], "runs": len(judged),
-                    "reached": int(judged["reached"].sum())})
+                    "reached": len(reaching)})
     return pd.DataFrame(out)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from rbrepro.analysis.chosen import chosen_sigma_rows, draws_of
-from rbrepro.analysis.rows import chosen_rows, exact_reference, test_rows, validation_rows
+from rbrepro.analysis.chosen import chosen_sigma_rows, draws_of, exact_reference, most_run_R
+from rbrepro.analysis.rows import chosen_rows, test_rows, validation_rows
 from rbrepro.drawing import empty_panel, finish, keep_in_view, legend_in, new_figure, steady
 from rbrepro.metrics import seed_statistic
 from rbrepro.models.registry import REFERENCE, SUBJECT
@@ -32,8 +32,8 @@ from rbrepro.plots.common import (
 
 
 def ringed_R(sub: pd.DataFrame) -> int:
-    """The R whose chosen sigma is ringed: the dataset's most-run R, the one claims 1 and 2 read."""
-    return int(sub["R"].value_counts().idxmax())
+    """The R whose chosen sigma is ringed: the one claims 1 and 2 read (`analysis.chosen.most_run_R`)."""
+    return most_run_R(sub)
 
 
 def ringed_point(sub: pd.DataFrame) -> tuple[float, float, str] | None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from rbrepro.analysis.rows import exact_reference, test_rows
+from rbrepro.analysis.chosen import exact_reference
+from rbrepro.analysis.rows import test_rows
 from rbrepro.drawing import empty_panel, finish, keep_in_view, new_figure, steady
 from rbrepro.models.registry import SUBJECT
 from rbrepro.plots.common import METRIC_LABEL, line_with_spread, one_point_note, problems_note, unavailable_note

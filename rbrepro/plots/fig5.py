@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.transforms import blended_transform_factory
 
-from rbrepro.analysis.chosen import chosen_sigma_rows
-from rbrepro.analysis.rows import chosen_rows, edge_rows, exact_reference, higher_is_better, test_rows
+from rbrepro.analysis.chosen import chosen_sigma_rows, exact_reference
+from rbrepro.analysis.rows import chosen_rows, edge_rows, higher_is_better, test_rows
 from rbrepro.analysis.targets import cheapest, targets_for
 from rbrepro.drawing import (
     METHOD_STYLE,

@@ -141,7 +141,7 @@ def fig6_tables(results: pd.DataFrame) -> str:
         sp = speedups(part)
         D = part.groupby("method")["D"].median()
         rows = [[r.method, r.variant, int(r.threads), r.time_to_target,
-                 band([r.speedup_min, r.speedup, r.speedup_max]) if r.runs > 1 else band([r.speedup]),
+                 band([r.speedup_min, r.speedup, r.speedup_max]) if r.reached else "not reached",
                  f"{r.reached} of {r.runs}"] for r in sp.itertuples()]
         out.append(f"**{name}** (D, median: " + ", ".join(f"{m} {int(d):,}" for m, d in D.items()) + ")\n\n"
                    + _table(["method", "variant", "threads", "time to target s (median)", "speedup (median [band])",
