@@ -77,3 +77,22 @@ def test_pcg_reaches_the_direct_solution(problem):
     assert pcg.converged and cg.converged
     np.testing.assert_allclose(pcg.coef, direct, atol=1e-6)
     # (Jacobi does not reduce iterations for RB ridge: bench/pcg_vs_cg.py measures it)
+
+
+def test_the_preconditioned_step_kernels_equal_their_numpy_reference():
+    from rbrepro.solvers import _cg_kernels as k
+
+    rng = np.random.default_rng(3)
+    D, C = 40_000, 3  # more than one row block
+    W, Rk, P, AP = (rng.normal(size=(D, C)) for _ in range(4))
+    alpha, beta, inv_diag = rng.normal(size=C), rng.normal(size=C), rng.uniform(0.1, 2.0, size=D)
+    ref_W, ref_R = W + alpha * P, Rk - alpha * AP
+    rr, rz = np.empty(C), np.empty(C)
+    k.step_preconditioned(W, Rk, P, AP, alpha, inv_diag, rr, rz)
+    np.testing.assert_allclose(W, ref_W, rtol=1e-14)
+    np.testing.assert_allclose(Rk, ref_R, rtol=1e-14)
+    np.testing.assert_allclose(rr, np.einsum("ij,ij->j", ref_R, ref_R), rtol=1e-12)
+    np.testing.assert_allclose(rz, np.einsum("ij,ij->j", ref_R, inv_diag[:, None] * ref_R), rtol=1e-12)
+    out = np.empty_like(P)
+    k.direction_preconditioned(out, P, Rk, inv_diag, beta)
+    np.testing.assert_allclose(out, inv_diag[:, None] * Rk + beta * P, rtol=1e-14)

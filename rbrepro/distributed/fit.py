@@ -120,7 +120,7 @@ def _solve(model, operator: DistributedOperator, encoded: list, y_mean: np.ndarr
     targets in one CG (a single-machine fit splits them into passes only where memory is short)."""
     D, C = operator.shape[1], y_mean.shape[0]
     check_memory(f"the {model.solver_} solve for D = {D}",
-                 solve_memory(model._method, model.solver_, D, C, early_stopping=splits is not None),
+                 solve_memory(model._method, model.solver_, D, C),
                  model.memory_limit_gb)
     model.best_iteration_, model.search_iterations_ = -1, 0
     if model.solver_ in ("cg", "pcg"):

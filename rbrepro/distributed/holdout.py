@@ -70,7 +70,7 @@ class DistributedValidation(ValidationStopping):
     accuracy = correct decisions / held-out rows, or minus the squared error."""
 
     def __init__(self, runner, splits: list, y_mean: np.ndarray, task: str, patience: int):
-        super().__init__(None, None, patience)
+        super().__init__(None, None, patience, keep_coef=False)
         self.runner = runner
         self.splits = splits
         self.y_mean = y_mean

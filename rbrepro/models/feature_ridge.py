@@ -58,28 +58,27 @@ def featurize_memory(method: str, n: int, d: int, R: int) -> float:
     return _feature_spec(method).fit_memory(n, d, R)
 
 
-def _cg_memory(D: int, C: int, early_stopping: bool = False) -> float:
-    """CG's D x C arrays: 7, and one more for early stopping's best iterate."""
-    return 8.0 * D * C * (8 if early_stopping else 7)
+def _cg_memory(D: int, C: int) -> float:
+    """CG's D x C arrays: 7 (early stopping's search keeps no copy of an iterate: only its step count)."""
+    return 8.0 * D * C * 7
 
 
-def solve_memory(method: str, solver: str, D: int, C: int, early_stopping: bool = False) -> float:
-    """Bytes of the ridge solve for D columns and C targets: CG's vectors (with early stopping's
-    best iterate), or the normal equations (dense; a sparse feature map's LU fill-in is not
-    predictable, so bounded as dense)."""
+def solve_memory(method: str, solver: str, D: int, C: int) -> float:
+    """Bytes of the ridge solve for D columns and C targets: CG's vectors, or the normal equations
+    (dense; a sparse feature map's LU fill-in is not predictable, so bounded as dense)."""
     if solver in ("cg", "pcg"):
-        return _cg_memory(D, C, early_stopping)
+        return _cg_memory(D, C)
     if getattr(_feature_spec(method).feature_class(), "sparse", False):
         return 8.0 * D * D
     return 8.0 * D * D * 2 + 8.0 * D * C
 
 
-def cg_columns_per_pass(D: int, C: int, limit_bytes: float, early_stopping: bool = False) -> int:
+def cg_columns_per_pass(D: int, C: int, limit_bytes: float) -> int:
     """Targets one CG pass can take: all C when their vectors fit `limit_bytes`, else as many as
     fit beside the full D x C coefficient matrix (0: not even one)."""
-    if _cg_memory(D, C, early_stopping) <= limit_bytes:
+    if _cg_memory(D, C) <= limit_bytes:
         return C
-    return max(0, min(C, int((limit_bytes - 8.0 * D * C) // _cg_memory(D, 1, early_stopping))))
+    return max(0, min(C, int((limit_bytes - 8.0 * D * C) // _cg_memory(D, 1))))
 
 
 def fit_features(features, X):
@@ -229,7 +228,7 @@ class _FeatureRidge(BaseEstimator):
             score = classification_score(part)
         else:
             score = mean_sign_accuracy(part)
-        return ValidationStopping(Z_val, score, self.n_iter_no_change)
+        return ValidationStopping(Z_val, score, self.n_iter_no_change, keep_coef=False)
 
     def _search(self, split: tuple, lo: int, hi: int, C: int) -> int:
         """Early stopping's first pass for targets lo ... hi-1: CG on the rows not held out, each iterate
@@ -250,11 +249,10 @@ class _FeatureRidge(BaseEstimator):
         at R = 937 has D = 56 M, and 10 classes at once would need 31 GB. With a held-out split,
         each block's step count is the best on the held-out rows (`_search`)."""
         D, C = self.n_columns_, Y.shape[1]
-        stops_early = split is not None
-        per_pass = cg_columns_per_pass(D, C, memory_limit_bytes(self.memory_limit_gb), stops_early)
+        per_pass = cg_columns_per_pass(D, C, memory_limit_bytes(self.memory_limit_gb))
         if per_pass < 1:  # not even one target fits beside the coefficients: refused in one line
             check_memory(f"the {self.solver_} solve for D = {D}",
-                         solve_memory(self._method, self.solver_, D, 1, stops_early) + 8.0 * D * C,
+                         solve_memory(self._method, self.solver_, D, 1) + 8.0 * D * C,
                          self.memory_limit_gb)
             per_pass = 1
         coef = np.empty((D, C)) if per_pass < C else None

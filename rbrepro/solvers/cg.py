@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rbrepro.errors import InvalidParameter
-from rbrepro.solvers._cg_kernels import direction, step
+from rbrepro.solvers._cg_kernels import direction, direction_preconditioned, step, step_preconditioned
 from rbrepro.solvers.operator import as_operator
 
 MAXIT = 50
@@ -91,25 +91,29 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
     inv_diag = None
     if jacobi:
         diag = gram_diagonal(Z) + lam
-        inv_diag = (np.where(diag > 0, diag, 1.0) ** -PRECONDITIONER_POWER).reshape(-1, 1)
-    Zk = Rk * inv_diag if jacobi else Rk
-    P = Zk.copy()
-    P_next = np.empty_like(P)  # direction() writes here, then the two swap (_cg_kernels)
-    rz = np.einsum("ij,ij->j", Rk, Zk)
+        inv_diag = np.ascontiguousarray(np.where(diag > 0, diag, 1.0) ** -PRECONDITIONER_POWER, dtype=np.float64)
+    P = Rk * inv_diag[:, None] if jacobi else Rk.copy()
+    P_next = np.empty_like(P)  # the direction kernels write here, then the two swap (_cg_kernels)
+    rz = np.einsum("ij,ij->j", Rk, P)
     rr = np.einsum("ij,ij->j", Rk, Rk)
     active = np.sqrt(rr) > tol * bnorm
     it = 0
-    rr_new = np.empty(C)
+    rr_new, rz_new = np.empty(C), np.empty(C)
     while it < maxit and active.any():
         AP, pAp = apply_normal(Z, P, lam)
         alpha = np.where(active & (pAp > 0), rz / np.where(pAp > 0, pAp, 1.0), 0.0)
-        step(W, Rk, P, AP, alpha, rr_new)  # W += alpha P; Rk -= alpha AP; rr_new = |Rk|^2
+        if jacobi:  # W += alpha P; Rk -= alpha AP; rr_new = |Rk|^2; rz_new = Rk^T M^-1 Rk
+            step_preconditioned(W, Rk, P, AP, alpha, inv_diag, rr_new, rz_new)
+        else:
+            step(W, Rk, P, AP, alpha, rr_new)
+            rz_new[:] = rr_new
         del AP  # freed before the next apply allocates its own (memory: at most 7 D x C arrays)
-        Zk = Rk * inv_diag if jacobi else Rk
-        rz_new = np.einsum("ij,ij->j", Rk, Zk) if jacobi else rr_new.copy()
         rr = np.where(active, rr_new, rr)
         beta = np.where(active, rz_new / np.where(rz > 0, rz, 1.0), 0.0)
-        direction(P_next, P, Zk, beta)  # P_next = Zk + beta P
+        if jacobi:  # P_next = M^-1 Rk + beta P
+            direction_preconditioned(P_next, P, Rk, inv_diag, beta)
+        else:
+            direction(P_next, P, Rk, beta)
         P, P_next = P_next, P
         rz = np.where(active, rz_new, rz)
         it += 1

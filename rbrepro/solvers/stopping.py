@@ -87,13 +87,17 @@ def regression_score(truth: np.ndarray) -> Callable[[np.ndarray], float]:
 
 
 class ValidationStopping:
-    """ridge_cg's callback: scores each iterate on the held-out rows' features `Z_val`, keeps the
-    best (the earlier one on a tie) and stops after `patience` iterations without a better one."""
+    """ridge_cg's callback: scores each iterate on the held-out rows' features `Z_val`, remembers the
+    best (the earlier one on a tie) and stops after `patience` iterations without a better one. With
+    `keep_coef`, it also keeps a copy of the best iterate (a D x C copy at every improvement); a
+    search that only needs the best step count (the estimators' early stopping) goes without."""
 
-    def __init__(self, Z_val, score: Callable[[np.ndarray], float], patience: int = PATIENCE):
+    def __init__(self, Z_val, score: Callable[[np.ndarray], float], patience: int = PATIENCE,
+                 keep_coef: bool = True):
         self.Z_val = Z_val
         self.score = score
         self.patience = patience
+        self.keep_coef = keep_coef
         self.best_score = -np.inf
         self.best_iteration = 0
         self.best_coef: np.ndarray | None = None
@@ -113,6 +117,8 @@ class ValidationStopping:
         self.scores.append(value)
         if value > self.best_score:
             self.best_score, self.best_iteration = value, iteration
+            if not self.keep_coef:
+                return False
             if self.best_coef is None or self.best_coef.shape != W.shape:
                 self.best_coef = W.copy()
             else:
