@@ -457,7 +457,7 @@ def choose_sigma(make, X, y, task: str, seed: int = 0, sigmas=None) -> float:
     """A method's own sigma from rbrepro's `--sigma auto` grid (0.01 ... 100, three a decade) on the
     validation slice of the training rows (never the test rows); the smaller sigma on a tie."""
     from rbrepro import metrics
-    from rbrepro.models.train import AUTO_SIGMAS
+    from rbrepro.models.sigma_search import AUTO_SIGMAS
 
     fit_rows, val_rows = validation_slice(len(y), seed)
     best, best_score = None, -np.inf

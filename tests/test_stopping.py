@@ -156,3 +156,32 @@ def test_train_defaults_to_validation_stopping_and_says_so():
     plain = json.loads(cli("train", "digits", "--R", "16", "--sigma", "0.1", "--stopping", "residual",
                            "--json", check=True).stdout)
     assert (plain["solver"], plain["stopping"], plain["cg_iterations"]) == ("cg", "residual", 50)
+
+
+def test_sigma_auto_searches_a_handful_of_widths_and_finds_the_grid_best():
+    """The pattern search scores a few grid points and ends at the best of a single-peaked curve,
+    whatever the start; each candidate is early stopping's held-out search, never the test rows."""
+    from rbrepro.models.sigma_search import AUTO_SIGMAS, pattern_search
+
+    for peak in range(len(AUTO_SIGMAS)):
+        for start in (0, 6, 12):
+            scored = []
+
+            def score(i, peak=peak, scored=scored):
+                scored.append(i)
+                return -abs(i - peak)
+
+            assert pattern_search(score, len(AUTO_SIGMAS), start, "accuracy") == peak
+            assert len(scored) == len(set(scored)) and len(scored) <= 9
+
+
+def test_held_out_search_is_the_fits_own_search_without_the_refit():
+    X, y = _two_moons()
+    model = RandomBinningClassifier(n_grids=32, sigma=4.0, lam=1e-4, solver="pcg", early_stopping=True,
+                                    random_state=1)
+    score = model.held_out_search(X, y)
+    fitted = RandomBinningClassifier(n_grids=32, sigma=4.0, lam=1e-4, solver="pcg", early_stopping=True,
+                                     random_state=1).fit(X, y)
+    assert score == pytest.approx(max(fitted.validation_scores_)) and not hasattr(model, "coef_")
+    with pytest.raises(InvalidParameter, match="needs early_stopping=True"):
+        RandomBinningClassifier().held_out_search(X, y)

@@ -198,6 +198,30 @@ class _FeatureRidge(BaseEstimator):
         self.train_scores_ = operator.matvec(self.coef_) + self.y_mean_
         return self
 
+    def held_out_search(self, X, y) -> float:
+        """Early stopping's search alone, the score `--sigma auto` ranks widths by: the feature map on
+        every row of X, CG on the rows not held out, each iterate scored on the held-out rows; returns
+        the best iterate's held-out metric in the units of `metrics.score` over 100 for accuracy (a
+        fraction), or the relative error for regression. No final fit: the estimator stays unfitted."""
+        if not self.early_stopping or self.solver not in ("cg", "pcg"):
+            raise InvalidParameter("held_out_search is early stopping's search: it needs early_stopping=True "
+                                   "and solver 'cg' or 'pcg'")
+        X, Y = self._validate_fit(X, y)
+        self._check_params()
+        self.solver_ = self.solver
+        y_mean = Y.mean(axis=0) if self.center else np.zeros(Y.shape[1])
+        held = self._held_out_rows(X.shape[0])
+        self.n_validation_ = int(held.sum())
+        operator = as_operator(fit_features(self._feature_map(), X))
+        self.n_columns_ = operator.shape[1]
+        self.best_iteration_, self.search_iterations_ = -1, 0
+        split = self._split(operator, Y - y_mean, held)
+        stopper = self._search(split, 0, Y.shape[1], Y.shape[1])
+        if self._task != "regression":
+            return float(stopper.best_score)
+        truth = Y[held]
+        return float(np.sqrt(-stopper.best_score) / max(np.linalg.norm(truth), 1e-300))
+
     def _held_out_rows(self, n: int) -> np.ndarray | None:
         """Early stopping's held-out rows (solvers.stopping.held_out), or None without it. Refused when
         either side would be empty."""
@@ -230,9 +254,10 @@ class _FeatureRidge(BaseEstimator):
             score = mean_sign_accuracy(part)
         return ValidationStopping(Z_val, score, self.n_iter_no_change, keep_coef=False)
 
-    def _search(self, split: tuple, lo: int, hi: int, C: int) -> int:
+    def _search(self, split: tuple, lo: int, hi: int, C: int) -> ValidationStopping:
         """Early stopping's first pass for targets lo ... hi-1: CG on the rows not held out, each iterate
-        scored on the held-out rows; returns the best one's step count (0: the zero weights)."""
+        scored on the held-out rows; returns the rule, whose best_iteration is the best one's step
+        count (0: the zero weights)."""
         Z_fit, Y_fit, Z_val, Y_val = split
         stopper = self._stopping(Z_val, Y_val, lo, hi, C)
         stopper.start(np.zeros((self.n_columns_, hi - lo)))
@@ -241,7 +266,7 @@ class _FeatureRidge(BaseEstimator):
         self.best_iteration_ = max(self.best_iteration_, stopper.best_iteration)
         self.search_iterations_ = max(self.search_iterations_, result.iterations)
         self.validation_scores_ = np.asarray(stopper.scores)
-        return stopper.best_iteration
+        return stopper
 
     def _solve_cg(self, operator, Y: np.ndarray, split: tuple | None = None) -> None:
         """CG on all targets at once when its vectors fit the memory limit, else on blocks of
@@ -259,7 +284,7 @@ class _FeatureRidge(BaseEstimator):
         self.cg_iterations_, self.cg_residual_, self.cg_passes_ = 0, 0.0, 0
         for lo in range(0, C, per_pass):
             hi = min(C, lo + per_pass)
-            steps = self.maxit if split is None else self._search(split, lo, hi, C)
+            steps = self.maxit if split is None else self._search(split, lo, hi, C).best_iteration
             result = ridge_cg(operator, Y[:, lo:hi], self.lam, steps, self.tol, jacobi=self.solver_ == "pcg")
             if coef is None:
                 coef = result.coef

@@ -7,18 +7,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import numba
 import numpy as np
 
-from rbrepro.metrics import best_sigma, metric_name
 from rbrepro.models.cell import CellParams, run_cell
 
 #: rcd's L1 weight when none is given (the ridge lambda comes from the dataset's registry entry)
 DEFAULT_L1 = 1e-4
-#: the sigmas `--sigma auto` tries on a validation split of the training rows: log-spaced, three a
-#: decade, 0.01 ... 100 (the published grids' span, docs/design.md §2a)
-AUTO_SIGMAS = tuple(float(f"{10 ** (k / 3):.3g}") for k in range(-6, 7))
-
-
 def resolve_stopping(params: CellParams, stopping: str) -> CellParams:
     """`params` with CG's stopping rule settled: "residual" or "validation" as asked, or "auto", the
     `train` default a user can trust without test data: where the method solves by CG, the best iterate
@@ -33,25 +28,18 @@ def resolve_stopping(params: CellParams, stopping: str) -> CellParams:
     return replace(params, stopping="validation", solver=solver)
 
 
-def choose_sigma(params: CellParams, data, sigmas=AUTO_SIGMAS, on_point=None) -> tuple[float, list, str]:
-    """(the best sigma, [(sigma, validation metric)], "low"/"high" when it is a grid end) of `params`
-    on a validation split of the training rows (the site's validation file where there is one, else
-    a seeded 20 %): test rows are never looked at. Best: by the one rule of `metrics.best_sigma`
-    (highest accuracy or lowest relative error, the smaller sigma on a tie)."""
-    curve = []
-    for sigma in sigmas:
-        row = run_cell(replace(params, sigma=sigma, evaluate_on="validation"), data)
-        curve.append((sigma, float(row["test_metric"])))
-        if on_point:
-            on_point(sigma, row["test_metric"], row["metric"])
-    best = best_sigma({s: [m] for s, m in curve}, metric_name(data.task))
-    if not np.isfinite(best):
-        from rbrepro.errors import InvalidParameter
+def choose_sigma(params: CellParams, data, on_point=None) -> tuple[float, list, str]:
+    """(the chosen sigma, [(sigma, validation metric)] in the order scored, "low"/"high" at a grid end)
+    of `params` without test data: models.sigma_search's pattern search, each candidate scored by early
+    stopping's held-out search where the method stops by validation, else by a fit on the validation
+    split (the site's validation file, else a seeded 20 %)."""
+    from rbrepro.models.cell import make_model
+    from rbrepro.models.sigma_search import choose_sigma as search
 
-        raise InvalidParameter(f"{data.name}: no sigma of {sigmas[0]:g} ... {sigmas[-1]:g} gave a finite validation "
-                               f"metric; give --sigma")
-    edge = "low" if best == sigmas[0] else "high" if best == sigmas[-1] else ""
-    return best, curve, edge
+    threads = min(params.threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
+    numba.set_num_threads(threads)
+    return search(params, data, lambda p: make_model(p, data.model_task, threads),
+                  lambda p: float(run_cell(replace(p, evaluate_on="validation"), data)["test_metric"]), on_point)
 
 
 def train(params: CellParams, *, lam: float | None = None, l1: float | None = None, data_dir=None, mirror=None,
@@ -84,7 +72,9 @@ def train(params: CellParams, *, lam: float | None = None, l1: float | None = No
     if auto_sigma:
         sigma, curve, edge = choose_sigma(params, data, on_point=on_point)
         params, chosen = replace(params, sigma=sigma), {
-            "sigma_selection": f"validation ({len(curve)} sigmas)", "sigma_edge": edge,
+            "sigma_selection": (f"held-out tenth of the training rows, {len(curve)} sigmas" if
+                                params.stopping == "validation" else f"validation split, {len(curve)} sigmas"),
+            "sigma_edge": edge,
             "sigma_curve": ";".join(f"{s:g}:{m:.6g}" for s, m in curve)}
     models: list = []
     row = run_cell(params, data, model_out=models, wrap=wrap)

@@ -1,0 +1,121 @@
+"""`--sigma auto`: the kernel width chosen without test data, in a handful of fits instead of one per
+grid point.
+
+The candidates are AUTO_SIGMAS (log-spaced, three a decade, 0.01 ... 100). A pattern search walks
+them: it starts at the grid point nearest 1 / (the median L1 distance between training rows), the
+width at which the Laplacian kernel exp(-sigma ||x - y||_1) neither sees every pair as alike nor
+every pair as apart; it scores that point and the points a decade either side, moves to the best
+while an end is best, then scores the two neighbours a third of a decade either side of the best.
+A smooth, single-peaked validation curve (the published Fig. 3 curves are) is searched in five or
+six fits; `curve` lists every point scored.
+
+How a candidate is scored:
+- by CG with early stopping (`stopping: validation`): the held-out tenth of the training rows that
+  early stopping keeps apart, the best score of the search pass (feature map, then CG on the other
+  rows), no final refit; on a seeded half of the training rows where there are more than
+  SUBSAMPLE_FROM (the width that suits half the rows suits them all to within the grid's third of a
+  decade on the mirror's sets: bench/sigma_auto.py);
+- otherwise (a direct or Cholesky solve): a fit on the validation split (the site's validation file,
+  else a seeded 20 %) scored there, as the sweeps' validation cells are.
+The chosen width's model is then fitted on every training row by the caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from rbrepro.errors import InvalidParameter
+from rbrepro.metrics import best_sigma, metric_name
+
+#: the widths `--sigma auto` may choose: log-spaced, three a decade, 0.01 ... 100 (the published
+#: grids' span, docs/design.md §2a)
+AUTO_SIGMAS = tuple(float(f"{10 ** (k / 3):.3g}") for k in range(-6, 7))
+#: grid steps of the pattern search: a decade, then a third of one
+COARSE, FINE = 3, 1
+#: training rows above which a held-out search scores the candidates on a seeded half of them
+SUBSAMPLE_FROM = 10_000
+SUBSAMPLE_SEED = 0
+#: row pairs the median L1 distance of the starting point is estimated from
+DISTANCE_PAIRS = 2_000
+
+
+def starting_index(X, sigmas=AUTO_SIGMAS, seed: int = 0) -> int:
+    """The grid index nearest 1 / (median L1 distance between training rows), from a seeded sample."""
+    n = X.shape[0]
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(0, n, DISTANCE_PAIRS), rng.integers(0, n, DISTANCE_PAIRS)
+    diff = X[a] - X[b]
+    dist = np.asarray(abs(diff).sum(axis=1)).ravel()
+    dist = dist[dist > 0]
+    if dist.size == 0:
+        return len(sigmas) // 2
+    target = np.log(1.0 / np.median(dist))
+    return int(np.argmin([abs(np.log(s) - target) for s in sigmas]))
+
+
+def pattern_search(score, n_points: int, start: int, metric: str) -> int:
+    """The grid index a pattern search over `score(index)` (cached) ends at: the start and the points
+    COARSE steps either side, moving while an end is best, then the FINE neighbours of the best. The
+    best is `metrics.best_sigma`'s (the smaller index on a tie, as the smaller sigma)."""
+    seen: dict[int, float] = {}
+
+    def best_of(indices) -> int:
+        for i in indices:
+            if 0 <= i < n_points and i not in seen:
+                seen[i] = score(i)
+        return int(best_sigma({i: [seen[i]] for i in seen}, metric))
+
+    best = best_of([start - COARSE, start, start + COARSE])
+    while True:
+        edge = best - COARSE if best == min(seen) else best + COARSE if best == max(seen) else None
+        if edge is None or not 0 <= edge < n_points or edge in seen:
+            break
+        moved = best_of([edge])
+        if moved == best:
+            break
+        best = moved
+    return best_of([best - FINE, best + FINE])
+
+
+def held_out_scorer(params, data, make_model):
+    """score(sigma) of a CG method with early stopping: the best held-out score of its search pass
+    (accuracy %, or the relative error of the held-out rows for regression), on a seeded half of the
+    training rows where there are more than SUBSAMPLE_FROM."""
+    X, y = data.X_train, data.y_train
+    if X.shape[0] > SUBSAMPLE_FROM:
+        keep = np.sort(np.random.default_rng(SUBSAMPLE_SEED).permutation(X.shape[0])[: X.shape[0] // 2])
+        X, y = X[keep], y[keep]
+
+    def score(sigma: float) -> float:
+        model = make_model(replace(params, sigma=sigma))
+        best = model.held_out_search(X, y)
+        return 100.0 * best if data.task != "regression" else best
+
+    return score
+
+
+def choose_sigma(params, data, make_model, evaluate, on_point=None, sigmas=AUTO_SIGMAS) -> tuple[float, list, str]:
+    """(the chosen sigma, [(sigma, its score)] in the order scored, "low"/"high" when it is a grid end).
+    `make_model(params)` builds the estimator of `params`; `evaluate(params)` fits on the validation
+    split and returns its validation metric (the path of methods without early stopping)."""
+    metric = metric_name(data.task)
+    held = params.stopping == "validation"
+    score_of = held_out_scorer(params, data, make_model) if held else (lambda s: evaluate(replace(params, sigma=s)))
+    curve = []
+
+    def score(index: int) -> float:
+        value = float(score_of(sigmas[index]))
+        curve.append((sigmas[index], value))
+        if on_point:
+            on_point(sigmas[index], value, metric)
+        return value if np.isfinite(value) else (-np.inf if metric == "accuracy" else np.inf)
+
+    index = pattern_search(score, len(sigmas), starting_index(data.X_train, sigmas), metric)
+    if not any(np.isfinite(v) for _, v in curve):
+        raise InvalidParameter(f"{data.name}: no sigma of {sigmas[0]:g} ... {sigmas[-1]:g} gave a finite validation "
+                               f"metric; give --sigma")
+    best = sigmas[index]
+    edge = "low" if index == 0 else "high" if index == len(sigmas) - 1 else ""
+    return best, curve, edge
