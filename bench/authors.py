@@ -1,21 +1,27 @@
-"""Benchmark: RB on ijcnn1 against the authors' own C++ (teddylfwu/RandomBinning), in one run.
+"""Benchmark: RB against the authors' own C++ (teddylfwu/RandomBinning) on every mirror dataset, in one run.
 
-    python -m bench.authors --checkout PATH [--R 64 --R 256 --R 1024] [--threads N] [--repeats 5]
+    python -m bench.authors --checkout PATH [DATASET ...] [--threads N] [--repeats 3]
     (or RBREPRO_AUTHORS_CHECKOUT=PATH; `make bench-authors AUTHORS=PATH`)
 
 Builds `codes_KRR_randbin/KRR_OneVsAll_RandBin.cpp` from the checkout you point to, with
 -O3 -fopenmp -DUSE_OPENMP -DUSE_OPENBLAS, linked -no-pie against their prebuilt
 lib/libcmatrix.a and the system OpenBLAS and gfortran (Debian: libopenblas-dev gfortran),
-into build/authors/ (ignored by git; this project never contains their code). Then it
-trains both on ijcnn1 at the same settings — R grids, sigma 1.58 (both draw the bin widths
-from Gamma(2, 1/sigma)), lambda 0.01, 50 CG iterations, the same number of threads — and
-prints, at each R, the median train time of `--repeats` alternating runs of each (theirs: the
-first number after `time =` on their OneVsAll line; ours: featurize + solve, the same span)
-with the ratio of the medians and its range over the pairs. Then, per R, the time rbrepro needs to
-reach the test accuracy their binary reaches with its 50 iterations (issue 35): with `train`'s
-default rule (Jacobi PCG, the best iterate on a held-out tenth of the training rows; no test data),
-and the floor (the fewest PCG steps whose test accuracy reaches theirs, found on the test rows).
-Without a checkout it says so and exits 0. Needs the mirror: RBREPRO_MIRROR=../shared/data/libsvm.
+into build/authors/ (ignored by git; this project never contains their code). Both read the same rows:
+our loader's training and test rows (scaled as the dataset's registry entry says) written as LIBSVM
+text for their reader, labels as their driver wants them (+-1, 0 ... C-1, or the values).
+
+Per dataset and R (ijcnn1, cadata, letter, cod_rna_split at R = 64, 256, 1024; mnist at 256), at the
+same sigma, lambda (0.01), threads, `--repeats` alternating runs each, the medians of:
+- their `KRR_OneVsAll_RandBin`: 50 CG iterations; its train time (the first number after `time =`)
+  and test performance are the targets;
+- rbrepro with the authors' rule (plain CG, 50 steps): the same work, the speed of our kernels;
+- rbrepro's default (`--stopping auto`: PCG, the step count the held-out tenth of the training rows
+  picks, then CG on every row): the time to their accuracy a user gets without test data, when its
+  test performance reaches theirs (their ratio: their time / ours);
+- the floor: the fewest PCG steps on every row whose test performance reaches theirs (found on the
+  test rows, so no rule a user can run), timed as featurize + those steps: how soon the accuracy exists.
+Rows go to bench/results/authors.csv with provenance. Without a checkout it says so and exits 0.
+Needs the mirror: RBREPRO_MIRROR=../shared/data/libsvm.
 """
 
 from __future__ import annotations
@@ -30,8 +36,6 @@ import sys
 from pathlib import Path
 
 import numba
-
-from bench.record import record
 
 BUILD = Path("build") / "authors"
 SOURCE = Path("codes_KRR_randbin") / "KRR_OneVsAll_RandBin.cpp"
@@ -80,16 +84,91 @@ def run_theirs(exe: Path, train: Path, test: Path, R: int, sigma: float, lam: fl
     return {"train_s": float(match.group(4)), "accuracy": float(match.group(3)), "D": int(match.group(2))}
 
 
+#: per dataset: the R it runs at (mnist's larger R would take the authors' program an hour each)
+PLAN = {"ijcnn1": (64, 256, 1024), "cadata": (64, 256, 1024), "letter": (64, 256, 1024),
+        "cod_rna_split": (64, 256, 1024), "mnist": (256,)}
+OUT = Path("bench/results/authors.csv")
+
+
+def their_files(data, name: str) -> tuple[Path, Path, int]:
+    """Our training and test rows as LIBSVM text for their reader: (train, test, n_classes as their
+    driver counts them: 1 regression, 2 binary (labels +-1), C (labels 0 ... C-1))."""
+    import numpy as np
+    from sklearn.datasets import dump_svmlight_file
+
+    if data.task == "regression":
+        codes, n_classes = (lambda y: np.asarray(y, dtype=float)), 1
+    else:
+        classes = np.unique(data.y_train)
+        n_classes = len(classes)
+        if n_classes == 2:
+            def codes(y):
+                return (np.where(y == classes[1], 1.0, -1.0))
+        else:
+            def codes(y):
+                return (np.searchsorted(classes, y).astype(float))
+    BUILD.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for part, X, y in (("train", data.X_train, data.y_train), ("test", data.X_test, data.y_test)):
+        path = BUILD / f"{name}.{part}"
+        if not path.exists():
+            dump_svmlight_file(X, codes(y), path.with_suffix(".part"), zero_based=False)
+            path.with_suffix(".part").replace(path)
+        paths.append(path)
+    return paths[0], paths[1], n_classes
+
+
+def _reaches(value: float, target: float, task: str) -> bool:
+    return value <= target if task == "regression" else value >= target
+
+
+def floor_time(params, data, target: float) -> tuple[int | None, float]:
+    """(fewest PCG steps on every row whose test performance reaches `target`, featurize + those steps'
+    seconds), read from one PCG run whose callback scores the test rows (its own time left out)."""
+    import time
+
+    from rbrepro import metrics
+    from rbrepro.features import RandomBinningFeatures
+    from rbrepro.models import targets as tg
+    from rbrepro.solvers.cg import ridge_cg
+
+    t0 = time.perf_counter()
+    features = RandomBinningFeatures(n_grids=params.R, sigma=params.sigma, random_state=params.seed)
+    Z = features.fit_transform_binned(data.X_train)
+    featurize = time.perf_counter() - t0
+    Y, classes = tg.encode(data.y_train, data.model_task)
+    Zt = features.transform_binned(data.X_test)
+    state = {"left_out": 0.0, "found": None}
+    start = time.perf_counter()
+
+    def probe(it, W):
+        t = time.perf_counter()
+        value = metrics.score(data.task, data.y_test, tg.decode(Zt.matvec(W), classes))
+        if state["found"] is None and _reaches(value, target, data.task):
+            state["found"] = (it, t - start - state["left_out"])
+        state["left_out"] += time.perf_counter() - t
+        return state["found"] is not None
+
+    ridge_cg(Z, Y, params.lam, params.maxit, 1e-300, jacobi=True, callback=probe)
+    if state["found"] is None:
+        return None, float("nan")
+    return state["found"][0], featurize + state["found"][1]
+
+
 def main(argv=None) -> int:
+    import statistics
+    from dataclasses import replace
+
+    from bench.results_csv import write_rows
+    from bench.stopping import SIGMAS
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("datasets", nargs="*", default=list(PLAN))
     parser.add_argument("--checkout", type=Path, default=os.environ.get("RBREPRO_AUTHORS_CHECKOUT") or None,
                         help="a checkout of github.com/teddylfwu/RandomBinning")
-    parser.add_argument("--R", type=int, action="append", default=[], help="R grids (repeatable; default 64, "
-                                                                             "256 and 1024)")
-    parser.add_argument("--sigma", type=float, default=1.58)
-    parser.add_argument("--lam", type=float, default=0.01)
     parser.add_argument("--threads", type=int, default=numba.config.NUMBA_NUM_THREADS)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     if not args.checkout:
         print("bench.authors: skipped: no checkout of the authors' code given (--checkout PATH, "
@@ -98,88 +177,51 @@ def main(argv=None) -> int:
         return 0
     exe = build(Path(args.checkout).expanduser().resolve())
 
-    from rbrepro.data.folders import data_dir
     from rbrepro.data.load import load_dataset
     from rbrepro.models.cell import CellParams, run_cell
 
-    data = load_dataset("ijcnn1", progress=False)
-    raw = data_dir() / "raw" / "binary"
-    train = text_file(raw / "ijcnn1.tr.bz2", BUILD / "ijcnn1.train")
-    test = text_file(raw / "ijcnn1.t.bz2", BUILD / "ijcnn1.test")
     numba.set_num_threads(args.threads)
-    import statistics
-
-    print(f"ijcnn1 sigma={args.sigma} lam={args.lam}, {args.threads} threads, median of {args.repeats} alternating "
-          f"runs each:")
-    print("|    R | authors' C++ s | rbrepro s | ratio of medians | pairwise ratios | D (theirs / ours) | "
-          "test acc. (theirs / ours) |")
-    print("|---|---|---|---|---|---|---|")
-    reach = []
-    for R in args.R or [64, 256, 1024]:
-        params = CellParams("ijcnn1", sigma=args.sigma, R=R, lam=args.lam, threads=args.threads)
-        run_cell(params, data)  # warm: compiled kernels and page cache, as their second run would have
-        ours, theirs = [], []
-        for _ in range(args.repeats):  # alternating, so both see the same machine load
-            theirs.append(run_theirs(exe, train, test, R, args.sigma, args.lam, args.threads))
-            ours.append(run_cell(params, data))
-        mine = statistics.median(r["train_s"] for r in ours)
-        their = statistics.median(r["train_s"] for r in theirs)
-        pairs = sorted(t["train_s"] / o["train_s"] for t, o in zip(theirs, ours))
-        print(f"| {R:4d} | {their:.3f} | {mine:.3f} | x{their / mine:.1f} | x{pairs[0]:.1f} ... x{pairs[-1]:.1f} | "
-              f"{theirs[0]['D']} / {ours[0]['D']} | {theirs[0]['accuracy']:.2f} / {ours[0]['test_metric']:.2f} |")
-        record("authors", f"ijcnn1 R={R} train, rbrepro (median of {args.repeats})", mine, their,
-               "authors' C++ (same run, median)", note=f"{args.threads} threads, sigma {args.sigma}, lam {args.lam}")
-        target = statistics.median(t["accuracy"] for t in theirs)  # their 50 iterations' test accuracy
-        reach.append((R, their, target, *time_to_accuracy(params, data, target, args.repeats)))
-    print_reach(reach, args.repeats)
+    rows = []
+    print(f"{args.threads} threads, median of {args.repeats} alternating runs each")
+    print("| dataset | R | theirs: perf, s | ours, 50 CG steps: perf, s, ratio | ours, default: perf, s, ratio | "
+          "floor: steps, s, ratio |")
+    print("|---|---|---|---|---|---|")
+    for name in args.datasets:
+        data = load_dataset(name, progress=False)
+        train, test, n_classes = their_files(data, name)
+        lam, sigma = data.info["spec"].lam, SIGMAS[name]
+        for R in PLAN[name]:
+            authors = CellParams(name, sigma=sigma, R=R, lam=lam, threads=args.threads)
+            default = replace(authors, solver="pcg", stopping="validation")
+            run_cell(default, data)  # warm: compiled kernels and page cache, as their second run would have
+            theirs, fifty, ours = [], [], []
+            for _ in range(args.repeats):  # alternating, so all see the same machine load
+                theirs.append(run_theirs(exe, train, test, R, sigma, lam, args.threads, n_classes, data.n_features))
+                fifty.append(run_cell(authors, data))
+                ours.append(run_cell(default, data))
+            their_s = statistics.median(r["train_s"] for r in theirs)
+            target = statistics.median(r["accuracy"] for r in theirs)
+            med = {k: (statistics.median(r["test_metric"] for r in v), statistics.median(r["train_s"] for r in v))
+                   for k, v in (("fifty", fifty), ("default", ours))}
+            steps, floor_s = floor_time(authors, data, target)
+            row = {"dataset": name, "task": data.task, "R": R, "sigma": sigma, "lam": lam, "repeats": args.repeats,
+                   "their_perf": target, "their_s": their_s, "their_D": theirs[0]["D"],
+                   "cg50_perf": med["fifty"][0], "cg50_s": med["fifty"][1],
+                   "default_perf": med["default"][0], "default_s": med["default"][1],
+                   "default_steps": ours[0]["cg_iterations"], "default_search_steps": ours[0].get("search_iterations", 0),
+                   "default_reaches": _reaches(med["default"][0], target, data.task),
+                   "floor_steps": steps if steps is not None else "", "floor_s": floor_s, "our_D": ours[0]["D"]}
+            rows.append(row)
+            def ratio(s):
+                return (f"x{their_s / s:.1f}")
+            print(f"| {name} | {R} | {target:.4g}, {their_s:.3f} | {med['fifty'][0]:.4g}, {med['fifty'][1]:.3f}, "
+                  f"{ratio(med['fifty'][1])} | {med['default'][0]:.4g}, {med['default'][1]:.3f}, "
+                  f"{ratio(med['default'][1]) if row['default_reaches'] else 'below theirs'} | "
+                  f"{'not reached in 50 steps' if steps is None else f'{steps}, {floor_s:.3f}, {ratio(floor_s)}'} |",
+                  flush=True)
+            write_rows(args.out, rows, quiet_for=("their_s", "cg50_s", "default_s", "floor_s"))
+    print(f"wrote {args.out}")
     return 0
-
-
-def time_to_accuracy(params, data, target: float, repeats: int) -> tuple[dict, dict | None]:
-    """rbrepro's time to the authors' test accuracy, two ways (median of `repeats` runs each):
-    - the rule a user runs, `train`'s default: Jacobi PCG stopped on a held-out tenth of the training
-      rows (no test data), whatever accuracy it reaches;
-    - the floor: the fewest Jacobi PCG steps on all rows whose test accuracy reaches `target`, found on
-      the test rows (so not a rule anyone can apply; it shows how much sooner the accuracy exists)."""
-    from dataclasses import replace
-
-    from rbrepro.models.cell import run_cell
-
-    def median_row(p):
-        rows = sorted((run_cell(p, data) for _ in range(repeats)), key=lambda row: row["train_s"])
-        return rows[len(rows) // 2]
-
-    rule = median_row(replace(params, solver="pcg", stopping="validation"))
-    floor = None
-    for steps in range(1, params.maxit + 1):
-        probe = replace(params, solver="pcg", maxit=steps, tol=1e-300)
-        if run_cell(probe, data)["test_metric"] >= target:
-            floor = dict(median_row(probe))
-            floor["steps"] = steps
-            break
-    return rule, floor
-
-
-def print_reach(reach: list, repeats: int) -> None:
-    """The time-to-accuracy table: their 50-iteration accuracy, our rule's and the floor's times."""
-    from bench.record import record
-
-    print(f"\ntime to the authors' 50-iteration test accuracy (rbrepro: median of {repeats} runs):")
-    print("|    R | authors' C++: acc. %, s | rbrepro pcg + held-out stop: it (kept), acc. %, s, ratio | "
-          "floor: fewest pcg steps reaching it, s, ratio |")
-    print("|---|---|---|---|")
-    for R, their_s, target, rule, floor in reach:
-        reached = rule["test_metric"] >= target
-        rule_text = (f"{rule['cg_iterations']} ({rule['best_iteration']}), {rule['test_metric']:.2f}, "
-                     f"{rule['train_s']:.3f} s, " + (f"**×{their_s / rule['train_s']:.1f}**" if reached
-                                                     else "below their accuracy"))
-        floor_text = ("not reached in 50 steps" if floor is None else
-                      f"{floor['steps']} steps, {floor['train_s']:.3f} s, ×{their_s / floor['train_s']:.1f}")
-        print(f"| {R:4d} | {target:.2f}, {their_s:.3f} s | {rule_text} | {floor_text} |", flush=True)
-        if reached:
-            record("authors", f"ijcnn1 R={R} time to their accuracy, rbrepro pcg + held-out stop", rule["train_s"],
-                   their_s, "authors' C++ 50 iterations (same run, median)",
-                   note=f"acc {rule['test_metric']:.2f} vs their {target:.2f}")
 
 
 if __name__ == "__main__":

@@ -1,72 +1,84 @@
-"""Benchmark: CG's stopping rules on every mirror dataset, RB at R = 256 and 1,024, in one process.
+"""Benchmark: `rbrepro train`'s default against the authors' 50 CG steps, on every mirror dataset.
 
-    python -m bench.stopping [DATASET ...] [--R 256 --R 1024] [--repeats 3]   (make bench-stopping)
+    python -m bench.stopping [DATASET ...] [--R 256] [--seeds 0 1 2]   (make bench-stopping)
 
-Three solves of the same grids, the baseline first:
-- cg, residual: the authors' rule (relative residual 1e-3 or 50 iterations; what as-published runs use);
-- cg, validation: plain CG, the best iterate on a held-out tenth of the training rows (solvers.stopping);
-- pcg, validation: Jacobi PCG, the same rule (`rbrepro train`'s default, --stopping auto).
-Prints per dataset and R: iterations run and kept, train seconds (median of `--repeats`, featurize +
-solve, compilation excluded) with the ratio to the baseline, and test accuracy (relative error for
-cadata). The held-out rows are not trained on, so D is that of 90 % of the rows. sigma is the
-authors' width where their data names one (ijcnn1 1.58, cadata 4.46, letter 1/0.79, mnist 0.03),
-cod_rna_split (the mirror lacks cod-rna.t) 1.58; lambda the dataset's (0.01). Needs the mirror: RBREPRO_MIRROR=../shared/data/libsvm.
+Two rules on the same grids (each seed its own draw), RB at R = 256 by default:
+- the authors' rule: plain CG, relative residual 1e-3 or 50 iterations (every as-published run);
+- the default (`--stopping auto`): PCG, the step count picked by the best score on a held-out tenth
+  of the training rows, then CG on every row for that many steps (no test data).
+Per dataset: the median over the seeds of the test metric and of the train time (featurize + solve,
+compilation excluded), and the default's difference and time ratio. sigma is the authors' width
+where their data names one (ijcnn1 1.58, cadata 4.46, letter 1/0.79, mnist 0.03), cod_rna_split (the
+mirror lacks cod-rna.t) 1.58; lambda the dataset's (0.01). Rows go to bench/results/stopping.csv with
+provenance. Needs the mirror: RBREPRO_MIRROR=../shared/data/libsvm.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
+from pathlib import Path
+
+from bench.results_csv import write_rows
 
 SIGMAS = {"ijcnn1": 1.58, "cadata": 4.46, "letter": 1.2658, "mnist": 0.03, "cod_rna_split": 1.58}
-RULES = (("cg", "residual"), ("cg", "validation"), ("pcg", "validation"))
-#: mnist at R = 1,024 has D of about 60 M: its rows are kept to R = 256
-LARGEST_R = {"mnist": 256}
+RULES = (("authors: cg, 50 steps", "cg", "residual"), ("default: pcg, held-out stop, refit", "pcg", "validation"))
+OUT = Path("bench/results/stopping.csv")
 
 
-def measure(name: str, R: int, repeats: int, data) -> list[dict]:
-    """The three rules' rows at R (each the median-time repeat's row, with its time range)."""
+def measure(name: str, R: int, seeds: list[int], data) -> list[dict]:
+    """One row per (rule, seed): the cell's test metric, train time, steps."""
     from rbrepro.models.cell import CellParams, run_cell
 
-    out = []
-    for solver, stopping in RULES:
-        params = CellParams(name, method="rb", sigma=SIGMAS[name], R=R, lam=data.info["spec"].lam, solver=solver,
-                            stopping=stopping)
-        rows = sorted((run_cell(params, data) for _ in range(repeats)), key=lambda row: row["train_s"])
-        middle = dict(rows[len(rows) // 2])
-        middle["time_range"] = (rows[0]["train_s"], rows[-1]["train_s"])
-        out.append(middle)
+    rows = []
+    for seed in seeds:
+        for rule, solver, stopping in RULES:
+            params = CellParams(name, method="rb", sigma=SIGMAS[name], R=R, lam=data.info["spec"].lam,
+                                solver=solver, stopping=stopping, seed=seed)
+            row = run_cell(params, data)
+            rows.append({"dataset": name, "R": R, "sigma": SIGMAS[name], "rule": rule, "seed": seed,
+                         "metric": row["metric"], "test_metric": row["test_metric"], "train_s": row["train_s"],
+                         "cg_iterations": row["cg_iterations"], "search_iterations": row.get("search_iterations", 0),
+                         "D": row["D"]})
+    return rows
+
+
+def summary(rows: list[dict]) -> list[str]:
+    """Markdown lines: per dataset, each rule's medians and the default against the authors'."""
+    out = ["| dataset | R | rule | test (median) | train s (median) | default - authors | time ratio |",
+           "|---|---|---|---|---|---|---|"]
+    for name in dict.fromkeys(r["dataset"] for r in rows):
+        med = {}
+        for rule, *_ in RULES:
+            mine = [r for r in rows if r["dataset"] == name and r["rule"] == rule]
+            med[rule] = (statistics.median(r["test_metric"] for r in mine), statistics.median(r["train_s"] for r in mine))
+        (a_test, a_s), (d_test, d_s) = med[RULES[0][0]], med[RULES[1][0]]
+        for rule, (test, secs) in med.items():
+            extra = f"{d_test - a_test:+.4g} | x{a_s / d_s:.2f} faster" if rule == RULES[1][0] else "| "
+            out.append(f"| {name} | {rows[0]['R']} | {rule} | {test:.4g} | {secs:.3f} | {extra} |")
     return out
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("datasets", nargs="*", default=list(SIGMAS))
-    parser.add_argument("--R", type=int, action="append", default=[])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--R", type=int, default=256)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    from bench.record import record
     from rbrepro.data.load import load_dataset
+    from rbrepro.models.cell import CellParams, run_cell
 
-    print("| dataset | R | solver, stopping | iterations (kept) | D | train s (range) | ×baseline | test |")
-    print("|---|---|---|---|---|---|---|---|")
+    rows = []
     for name in args.datasets:
         data = load_dataset(name, progress=False)
-        for R in args.R or [256, 1024]:
-            if R > LARGEST_R.get(name, R):
-                continue
-            rows = measure(name, R, args.repeats, data)
-            base = rows[0]["train_s"]
-            for row in rows:
-                kept = row.get("best_iteration", row["cg_iterations"])
-                lo, hi = row["time_range"]
-                unit = " %" if row["metric"] == "accuracy" else ""
-                print(f"| {name} | {R} | {row['solver']}, {row['stopping']} | {row['cg_iterations']} ({kept}) | "
-                      f"{row['D']:,} | {row['train_s']:.3f} ({lo:.3f}–{hi:.3f}) | ×{base / row['train_s']:.2f} | "
-                      f"{row['test_metric']:.4g}{unit} |", flush=True)
-            record("stopping", f"{name} R={R} train, pcg + validation (median of {args.repeats})", rows[2]["train_s"],
-                   base, "cg, residual (50 steps), same run", note=f"test {rows[2]['test_metric']:.4g} vs "
-                   f"{rows[0]['test_metric']:.4g}")
+        run_cell(CellParams(name, sigma=SIGMAS[name], R=8, solver="pcg", stopping="validation"), data)  # warm
+        rows += measure(name, args.R, args.seeds, data)
+        print("\n".join(summary([r for r in rows if r["dataset"] == name])[2 if name != args.datasets[0] else 0:]),
+              flush=True)
+    write_rows(args.out, rows, quiet_for=("train_s",))
+    print(f"wrote {args.out}")
     return 0
 
 
