@@ -112,7 +112,7 @@ def their_files(data, name: str) -> tuple[Path, Path, int]:
     for part, X, y in (("train", data.X_train, data.y_train), ("test", data.X_test, data.y_test)):
         path = BUILD / f"{name}.{part}"
         if not path.exists():
-            dump_svmlight_file(X, codes(y), path.with_suffix(".part"), zero_based=False)
+            dump_svmlight_file(X, codes(y), str(path.with_suffix(".part")), zero_based=False)
             path.with_suffix(".part").replace(path)
         paths.append(path)
     return paths[0], paths[1], n_classes

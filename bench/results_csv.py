@@ -35,6 +35,7 @@ def _busy_cpu_seconds() -> tuple[float, float]:
 
 
 _START = (time.time(), *_busy_cpu_seconds())  # the run's start: this module is imported before any timing
+_PROVENANCE = provenance()  # the code that runs, read at the start (a later edit of the tree is not it)
 
 
 def load_other_cores() -> float:
@@ -48,7 +49,7 @@ def write_rows(path: Path, rows: list[dict], quiet_for: tuple[str, ...] = ()) ->
     """Write `rows` (one dict each, the same keys) with provenance to `path`, atomically. `quiet_for`
     names the timed columns; rows say whether the run was quiet enough for them to count."""
     load = load_other_cores()
-    prov = provenance()
+    prov = _PROVENANCE
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     extra = {"finished_at": stamp, "numba_threads": numba.get_num_threads(), "load_other_cores": round(load, 4),
              "quiet": load <= LOAD_FLAG_CORES if quiet_for else "", "timed_columns": " ".join(quiet_for),

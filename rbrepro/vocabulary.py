@@ -14,9 +14,11 @@ KERNELS = ("l1", "euclidean")
 RIDGE_SOLVERS = ("cg", "pcg", "direct")
 #: every solver a cell can name: "default" is the method's own, rcd the parallel L1 solver of §4
 SOLVERS = ("default", *RIDGE_SOLVERS, "rcd")
-#: when CG stops: residual (relative residual <= tol or maxit iterations: the authors' rule) or
-#: validation (the best iterate on a held-out slice of the training rows: solvers.stopping)
-STOPPINGS = ("residual", "validation")
+#: when CG stops: auto (the default of every door: validation where the method solves by CG, with
+#: pcg for a default solver, else residual), residual (relative residual <= tol or maxit iterations:
+#: the authors' rule) or validation (the step count of the best iterate on a held-out slice of the
+#: training rows, then CG on every row for that many steps: solvers.stopping)
+STOPPINGS = ("auto", "residual", "validation")
 #: rcd's losses (solvers._rcd_kernels holds their numeric codes)
 LOSSES = ("square", "squared_hinge", "logistic")
 #: rcd with several threads: async (Alg. 2 as the paper runs it) or sync (a barrier per block)

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
-from rbrepro.sweep.config import parse_config
+from rbrepro.sweep.config import load_resolved_config
 from rbrepro.sweep.keys import cell_key, params_key
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -18,11 +17,7 @@ FOLDERS = sorted(p.parent for p in RESULTS.glob("*/results.csv"))
 
 
 def _config(folder: Path):
-    resolved = yaml.safe_load((folder / "config.resolved.yaml").read_text())
-    resolved.pop("provenance", None)
-    if resolved.get("center") is None:  # the resolved file writes the per-method default as null
-        resolved.pop("center", None)
-    return parse_config(yaml.safe_dump(resolved), str(folder / "config.resolved.yaml"))
+    return load_resolved_config(folder / "config.resolved.yaml")
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=[p.name for p in FOLDERS])

@@ -114,9 +114,12 @@ def test_a_saved_early_stopped_model_round_trips(tmp_path):
 
 
 def test_cell_keys_stand_for_the_residual_rule_and_validation_needs_cg():
-    plain = CellParams("ijcnn1", sigma=1.58, R=256)
-    assert params_key(plain) == params_key(CellParams("ijcnn1", sigma=1.58, R=256, stopping="residual"))
-    assert params_key(plain) != params_key(CellParams("ijcnn1", sigma=1.58, R=256, stopping="validation"))
+    authors = CellParams("ijcnn1", sigma=1.58, R=256, stopping="residual")
+    # the authors' rule, pinned, keys as every cell did before the default was the held-out stop
+    assert params_key(authors) == "a1933c262e726275"
+    default = CellParams("ijcnn1", sigma=1.58, R=256)  # auto: pcg with the held-out stop, keyed as that
+    assert params_key(default) == params_key(CellParams("ijcnn1", sigma=1.58, R=256, solver="pcg",
+                                                        stopping="validation")) != params_key(authors)
     with pytest.raises(InvalidParameter, match="stopping 'validation' stops CG"):
         CellParams("ijcnn1", method="exact", stopping="validation").validate()
     with pytest.raises(InvalidParameter, match="stopping"):
@@ -130,6 +133,7 @@ def test_auto_is_validation_with_pcg_where_the_method_solves_by_cg():
     assert resolve_stopping(CellParams("ijcnn1", method="rf"), "auto").stopping == "residual"  # direct: no steps
     assert resolve_stopping(CellParams("ijcnn1", method="exact"), "auto").stopping == "residual"
     assert resolve_stopping(CellParams("ijcnn1"), "residual") == CellParams("ijcnn1", stopping="residual")
+    assert CellParams("ijcnn1").resolved() == rb  # the default of every door is auto
 
 
 def test_the_sweep_key_reaches_the_cells_and_is_refused_without_cg(tmp_path):
@@ -183,5 +187,5 @@ def test_held_out_search_is_the_fits_own_search_without_the_refit():
     fitted = RandomBinningClassifier(n_grids=32, sigma=4.0, lam=1e-4, solver="pcg", early_stopping=True,
                                      random_state=1).fit(X, y)
     assert score == pytest.approx(max(fitted.validation_scores_)) and not hasattr(model, "coef_")
-    with pytest.raises(InvalidParameter, match="needs early_stopping=True"):
-        RandomBinningClassifier().held_out_search(X, y)
+    with pytest.raises(InvalidParameter, match="needs early_stopping 'auto' or True"):
+        RandomBinningClassifier(early_stopping=False).held_out_search(X, y)

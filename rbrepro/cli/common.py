@@ -63,7 +63,7 @@ SCALING_HELP = ("Feature scaling, fitted on the training split: default (the reg
 
 
 Solver = _choices("Solver", SOLVERS)
-Stopping = _choices("Stopping", ("auto", *STOPPINGS))
+Stopping = _choices("Stopping", STOPPINGS)
 Loss = _choices("Loss", LOSSES)
 Variant = _choices("Variant", VARIANTS)
 Figure = _choices("Figure", tuple(FIGURES))

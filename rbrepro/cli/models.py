@@ -127,9 +127,10 @@ def train(
     scaling: Scaling = typer.Option(Scaling.default, "--scaling", help=SCALING_HELP),
     lam: Optional[float] = typer.Option(None, "--lam", callback=_validated(_check_lam), help="Ridge lambda [default: the dataset's, usually 0.01]."),
     solver: Solver = typer.Option(Solver.default, "--solver",
-                                  help="default (rb: cg; rf, nystrom: direct; block, exact: Cholesky), cg, pcg "
-                                       "(CG with a Jacobi preconditioner), direct, or rcd (L1-regularized "
-                                       "coordinate descent; rb and rf)."),
+                                  help="default (rb: pcg with --stopping auto, else cg; rf, nystrom: direct; "
+                                       "block, exact: Cholesky), cg, pcg (CG preconditioned by the square root "
+                                       "of diag(Z^T Z) + lam), direct, or rcd (L1-regularized coordinate "
+                                       "descent; rb and rf)."),
     l1: Optional[float] = typer.Option(None, "--l1", help="rcd: the L1 weight lambda of F(w) [default: 1e-4]."),
     loss: Loss = typer.Option(Loss.squared_hinge, "--loss", help="rcd loss for classification (regression: square)."),
     epochs: int = typer.Option(20, "--epochs", min=0, help="rcd: passes over all coordinates."),
@@ -139,10 +140,11 @@ def train(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the random features / landmarks / tree."),
     maxit: int = typer.Option(50, "--maxit", min=0, help="CG iteration cap (authors: 50)."),
     stopping: Stopping = typer.Option(Stopping.auto, "--stopping",
-                                      help="When CG stops: validation (keep the best iterate on a held-out tenth of "
-                                           "the training rows, 5 steps of patience; no test data), residual (--tol "
-                                           "or --maxit: the authors' rule), or auto: validation with Jacobi PCG "
-                                           "where the method solves by CG and --solver is default, else residual."),
+                                      help="When CG stops: validation (the step count of the best iterate on a "
+                                           "held-out tenth of the training rows, 8 steps of patience, then CG on "
+                                           "every row for that many steps; no test data), residual (--tol or "
+                                           "--maxit: the authors' rule), or auto: validation with pcg where the "
+                                           "method solves by CG and --solver is default, else residual."),
     tol: float = typer.Option(1e-3, "--tol", help="CG relative-residual target (authors: 1e-3)."),
     center: Optional[bool] = typer.Option(None, "--center/--no-center",
                                           help="Subtract the training mean of y [default: no for rb (the authors' "

@@ -172,8 +172,8 @@ def fit_across(model, runner, sources: list) -> dict:
         dense.fit_map(model.features_, runner, parts, sizes, d)
         matrices = runner.map(dense.dense_matrix, parts, model.features_)
         diagonal, D = None, model.features_._n_features_out
-    splits, n_held = (None, 0) if not model.early_stopping else _split(model, runner, matrices, encoded, sizes)
-    model.n_validation_ = n_held
+    splits, n_held = (None, 0) if not model._stops_early(n) else _split(model, runner, matrices, encoded, sizes)
+    model.n_validation_, model.early_stopping_ = n_held, splits is not None
     t1 = time.perf_counter()
     model.n_columns_, model.n_features_in_ = int(D), d
     if classes is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numba
 import numpy as np
@@ -59,7 +59,7 @@ class CellParams:
     scaling: str = "default"    # default (the registry's) | minmax | maxabs | maxabs-all | published
     rng: str = "numpy"          # rb's grid draw: numpy (from seed) | authors (their C++ draws, docs/authors-protocol.md)
     scoring: str = "standard"   # standard | authors (ties wrong, labels 0..C-1 columns: docs/authors-protocol.md)
-    stopping: str = "residual"  # residual (tol or maxit: the authors') | validation (held-out rows: solvers.stopping)
+    stopping: str = "auto"      # auto | residual (tol or maxit: the authors') | validation (held-out rows): resolved()
 
     def validate(self) -> "CellParams":
         """Refuse, naming it, a value outside its vocabulary, a combination the method cannot run
@@ -90,6 +90,17 @@ class CellParams:
         if self.loss not in LOSSES or self.variant not in VARIANTS or self.epochs < 0:
             raise InvalidParameter(f"rcd needs loss in {LOSSES}, variant in {VARIANTS}, epochs >= 0")
         return self
+
+    def resolved(self) -> "CellParams":
+        """These parameters with the stopping rule settled, as every door (train, a sweep's cells, the
+        estimators' defaults) settles it: "auto" is validation where the method solves by CG (pcg for a
+        "default" solver: the estimators' own default), residual where there are no CG steps to stop
+        (direct, Cholesky, rcd). Cells are keyed resolved, so "auto" never reaches a key."""
+        if self.stopping != "auto" or self.method not in METHODS:
+            return self
+        if self.solved_by() not in ("cg", "pcg"):
+            return replace(self, stopping="residual")
+        return replace(self, stopping="validation", solver="pcg" if self.solver == "default" else self.solver)
 
     def solved_by(self) -> str:
         """The solver that runs: `solver`, or the method's own for "default" (Cholesky for the kernel methods)."""
@@ -145,9 +156,10 @@ def make_model(params: CellParams, task: str, threads: int):
     kwargs.update({"random_state": p.seed} if spec.randomized else {})
     kwargs.update({"draws": p.rng} if spec.authors_draws else {})
     kwargs.update({"kernel": p.kernel} if len(spec.kernels) > 1 else {})
-    if not spec.cholesky:  # an iterative solve: CG's settings and the solver choice are its own
-        kwargs.update({"maxit": p.maxit, "tol": p.tol}, **({"solver": p.solver} if p.solver != "default" else {}))
-        kwargs.update({"early_stopping": True} if p.stopping == "validation" else {})
+    if not spec.cholesky:  # an iterative solve: CG's settings, the solver and the stopping rule, all explicit
+        p = p.resolved()
+        kwargs.update({"maxit": p.maxit, "tol": p.tol, "solver": p.solved_by(),
+                       "early_stopping": p.stopping == "validation"})
     return spec.estimator(task)(**kwargs)
 
 
@@ -188,7 +200,7 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None, w
 
     If model_out is a list, the fitted model is appended to it (for saving). `wrap`, if given, takes
     the estimator and returns what is fitted and scored instead (a distributed fit's meta-estimator)."""
-    params.validate()
+    params = params.validate().resolved()
     if params.evaluate_on == "validation":
         data = validation_split(data)
     threads = min(params.threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)

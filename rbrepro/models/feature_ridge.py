@@ -120,9 +120,9 @@ class _FeatureRidge(BaseEstimator):
     _saved_arrays = ("coef_", "y_mean_", "train_scores_")
     _saved_scalars = ("solver_", "center_", "n_columns_", "cg_iterations_", "cg_residual_", "featurize_s_",
                       "solve_s_", "train_s_", "n_features_in_", "best_iteration_", "n_validation_",
-                      "search_iterations_")
+                      "search_iterations_", "early_stopping_")
     #: saved scalars that model files written before them lack, with the value they then mean
-    _scalar_defaults = {"best_iteration_": -1, "n_validation_": 0, "search_iterations_": 0}
+    _scalar_defaults = {"best_iteration_": -1, "n_validation_": 0, "search_iterations_": 0, "early_stopping_": False}
 
     def _n_requested(self) -> int:
         return getattr(self, self._r_param)
@@ -145,11 +145,11 @@ class _FeatureRidge(BaseEstimator):
             raise InvalidParameter(f"maxit must be an integer >= 0, got {self.maxit!r}")
         if not (isinstance(self.tol, (int, float, np.number)) and self.tol > 0):
             raise InvalidParameter(f"tol must be a number > 0, got {self.tol!r}")
-        if not isinstance(self.early_stopping, (bool, np.bool_)):
-            raise InvalidParameter(f"early_stopping must be True or False, got {self.early_stopping!r}")
+        if not (isinstance(self.early_stopping, (bool, np.bool_)) or self.early_stopping == "auto"):
+            raise InvalidParameter(f"early_stopping must be 'auto', True or False, got {self.early_stopping!r}")
         check_fraction(self.validation_fraction)
         check_patience(self.n_iter_no_change)
-        if self.early_stopping and self.solver not in ("cg", "pcg"):
+        if self.early_stopping is True and self.solver not in ("cg", "pcg"):
             raise InvalidParameter(f"early_stopping stops CG's iterations; solver {self.solver!r} has none "
                                    f"(use solver='cg' or 'pcg')")
 
@@ -203,14 +203,17 @@ class _FeatureRidge(BaseEstimator):
         every row of X, CG on the rows not held out, each iterate scored on the held-out rows; returns
         the best iterate's held-out metric in the units of `metrics.score` over 100 for accuracy (a
         fraction), or the relative error for regression. No final fit: the estimator stays unfitted."""
-        if not self.early_stopping or self.solver not in ("cg", "pcg"):
-            raise InvalidParameter("held_out_search is early stopping's search: it needs early_stopping=True "
-                                   "and solver 'cg' or 'pcg'")
+        if self.early_stopping is False or self.solver not in ("cg", "pcg"):
+            raise InvalidParameter("held_out_search is early stopping's search: it needs early_stopping 'auto' or "
+                                   "True and solver 'cg' or 'pcg'")
         X, Y = self._validate_fit(X, y)
         self._check_params()
         self.solver_ = self.solver
         y_mean = Y.mean(axis=0) if self.center else np.zeros(Y.shape[1])
         held = self._held_out_rows(X.shape[0])
+        if held is None:
+            raise InvalidParameter(f"held_out_search: {X.shape[0]} rows hold none out at validation_fraction="
+                                   f"{self.validation_fraction}")
         self.n_validation_ = int(held.sum())
         operator = as_operator(fit_features(self._feature_map(), X))
         self.n_columns_ = operator.shape[1]
@@ -222,12 +225,27 @@ class _FeatureRidge(BaseEstimator):
         truth = Y[held]
         return float(np.sqrt(-stopper.best_score) / max(np.linalg.norm(truth), 1e-300))
 
+    def _stops_early(self, n: int) -> bool:
+        """Whether a fit on n rows stops early (`_held_out_rows`'s rule, for a fit split over machines)."""
+        if self.early_stopping is True:
+            return True
+        if self.early_stopping is False or self.solver not in ("cg", "pcg"):
+            return False
+        held = held_out(n, self.validation_fraction, self._split_seed())
+        return bool(held.any() and not held.all())
+
     def _held_out_rows(self, n: int) -> np.ndarray | None:
-        """Early stopping's held-out rows (solvers.stopping.held_out), or None without it. Refused when
-        either side would be empty."""
-        if not self.early_stopping:
+        """Early stopping's held-out rows (solvers.stopping.held_out), or None without it: with
+        early_stopping="auto", wherever the solver is CG and both sides of the split have rows (a few
+        rows hold none out: then the fit runs maxit steps). With early_stopping=True, a split with an
+        empty side is refused. `early_stopping_` says which it was."""
+        self.early_stopping_ = False
+        if self.early_stopping is False or (self.early_stopping == "auto" and self.solver not in ("cg", "pcg")):
             return None
         held = held_out(n, self.validation_fraction, self._split_seed())
+        if self.early_stopping == "auto" and (held.all() or not held.any()):
+            return None
+        self.early_stopping_ = True
         if held.all() or not held.any():
             raise InvalidParameter(f"early_stopping holds out {int(held.sum())} of {n} training rows "
                                    f"(validation_fraction={self.validation_fraction}); it needs some rows on each "
@@ -321,8 +339,9 @@ class _FeatureRidge(BaseEstimator):
         n = small.shape[0]
         # several targets need a classifier: the registry's twin of a regressor
         classifier = type(self) if isinstance(self, _Classifier) else method_spec(self._method).estimator("classification")
+        # without early stopping: 8 rows may hold none out, and its search runs the same kernels
         probe = classifier(**{**self.get_params(deep=False), self._r_param: min(2, n), "maxit": 2,
-                              "memory_limit_gb": None})
+                              "memory_limit_gb": None, "early_stopping": False})
         for n_classes in sorted({2, min(3, n)}):  # one right-hand side, then several
             # unbalanced labels (0, 1, 2, 2, ...): with balanced ones, rows that share every bin (a tiny
             # sigma) give Z^T y = 0, CG stops before its first step and that step's kernels stay uncompiled
@@ -343,18 +362,20 @@ _R_DOC = """
         Ridge lambda, used as written (not scaled by N).
     solver : {{"cg", "pcg", "direct"}}, default="{solver}"
         CG on Z (at most `maxit` iterations, relative residual `tol`; the paper's solver),
-        CG with the Jacobi preconditioner diag(Z^T Z) + lam, or a direct solve of the
+        CG preconditioned by (diag(Z^T Z) + lam)^(1/2) (solvers.cg), or a direct solve of the
         normal equations.
     maxit : int, default=50
         CG iteration cap (the authors' default; early stopping is part of the regularization).
     tol : float, default=1e-3
         CG relative residual at which to stop.
-    early_stopping : bool, default=False
+    early_stopping : {{"auto", True, False}}, default="auto"
         Hold out `validation_fraction` of the training rows (chosen by a hash of the seed and the
-        row number), score every CG iterate on them and keep the best, stopping after
-        `n_iter_no_change` iterations without a better one (solvers.stopping). Needs no test data.
+        row number), run CG on the others scoring every iterate on the held-out rows until
+        `n_iter_no_change` iterations bring no better one, then fit every row for the best one's
+        number of steps (solvers.stopping). Needs no test data. "auto": wherever the solver is CG
+        and the split leaves rows on both sides; False: `maxit` steps (the authors' rule).
     validation_fraction : float, default=0.1
-    n_iter_no_change : int, default=5
+    n_iter_no_change : int, default=8
     center : bool, default={center}
         Subtract the training mean of the targets and add it back at prediction.
     random_state : int, RandomState instance or None, default=None
@@ -374,8 +395,11 @@ _R_DOC = """
     n_columns_ : int
         D, the number of feature columns.
     cg_iterations_, cg_residual_ : CG's iterations and worst final relative residual.
-    best_iteration_, n_validation_, validation_scores_ : with early stopping, the iterate kept,
-        the held-out rows and the score of every iterate (-1, 0 and absent without it).
+    early_stopping_ : bool
+        Whether this fit stopped early.
+    best_iteration_, search_iterations_, n_validation_, validation_scores_ : with early stopping,
+        the step count kept, the steps its search ran, the held-out rows and the score of every
+        iterate of the search (-1, 0, 0 and absent without it).
     featurize_s_, solve_s_, train_s_ : wall seconds of the fit's phases.
 """
 
@@ -400,8 +424,8 @@ class _RandomBinningRidge(_FeatureRidge):
     _method = "rb"
     _r_param = "n_grids"
 
-    def __init__(self, *, n_grids=256, sigma=1.0, lam=0.01, solver="cg", maxit=MAXIT, tol=TOL, center=False,
-                 random_state=None, memory_limit_gb=None, draws="numpy", early_stopping=False,
+    def __init__(self, *, n_grids=256, sigma=1.0, lam=0.01, solver="pcg", maxit=MAXIT, tol=TOL, center=False,
+                 random_state=None, memory_limit_gb=None, draws="numpy", early_stopping="auto",
                  validation_fraction=VALIDATION_FRACTION, n_iter_no_change=PATIENCE):
         self.n_grids = n_grids
         self.sigma = sigma
@@ -423,7 +447,7 @@ class _RandomFourierRidge(_FeatureRidge):
     _r_param = "n_components"
 
     def __init__(self, *, n_components=256, sigma=1.0, kernel="l1", lam=0.01, solver="direct", maxit=MAXIT, tol=TOL,
-                 center=True, random_state=None, memory_limit_gb=None, early_stopping=False,
+                 center=True, random_state=None, memory_limit_gb=None, early_stopping="auto",
                  validation_fraction=VALIDATION_FRACTION, n_iter_no_change=PATIENCE):
         self.n_components = n_components
         self.sigma = sigma
@@ -448,12 +472,12 @@ class _NystromRidge(_RandomFourierRidge):
 
 class RandomBinningClassifier(_Classifier, _RandomBinningRidge):
     __doc__ = _doc("Ridge classifier (one-vs-all) on Random Binning features (Alg. 1) of exp(-sigma ||x - y||_1).",
-                   "n_grids", "the number of random grids", "cg", False, False)
+                   "n_grids", "the number of random grids", "pcg", False, False)
 
 
 class RandomBinningRegressor(_Regressor, _RandomBinningRidge):
     __doc__ = _doc("Ridge regression on Random Binning features (Alg. 1) of exp(-sigma ||x - y||_1).",
-                   "n_grids", "the number of random grids", "cg", False, False)
+                   "n_grids", "the number of random grids", "pcg", False, False)
 
 
 class RandomFourierClassifier(_Classifier, _RandomFourierRidge):

@@ -15,17 +15,9 @@ from rbrepro.models.cell import CellParams, run_cell
 #: rcd's L1 weight when none is given (the ridge lambda comes from the dataset's registry entry)
 DEFAULT_L1 = 1e-4
 def resolve_stopping(params: CellParams, stopping: str) -> CellParams:
-    """`params` with CG's stopping rule settled: "residual" or "validation" as asked, or "auto", the
-    `train` default a user can trust without test data: where the method solves by CG, the best iterate
-    on a held-out tenth of the training rows (solvers.stopping), with Jacobi PCG for a "default" solver
-    (it reaches the held-out peak in a third of plain CG's steps: README, `make bench-stopping`);
-    elsewhere (direct, Cholesky, rcd) there are no iterations to stop, so "residual"."""
-    if stopping != "auto":
-        return replace(params, stopping=stopping)
-    if params.solved_by() not in ("cg", "pcg"):
-        return replace(params, stopping="residual")
-    solver = "pcg" if params.solver == "default" else params.solver
-    return replace(params, stopping="validation", solver=solver)
+    """`params` with CG's stopping rule as asked ("auto", "residual" or "validation"), settled as
+    every door settles it (CellParams.resolved) and checked."""
+    return replace(params, stopping=stopping).validate().resolved()
 
 
 def choose_sigma(params: CellParams, data, on_point=None) -> tuple[float, list, str]:

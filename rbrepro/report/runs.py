@@ -45,19 +45,20 @@ def config_drift(root: Path, run: str) -> list[str]:
     config now says, and the report says so beside its numbers."""
     import yaml
 
-    from rbrepro.sweep.config import load_config, parse_config
+    from rbrepro.sweep.config import load_config, load_resolved_config
     from rbrepro.theory.config import load_theory_config, parse_theory_config
     from rbrepro.yamlconf import ConfigError
 
-    parse, load = (parse_theory_config, load_theory_config) if run == "theory" else (parse_config, load_config)
     resolved_path = root / "results" / run / "config.resolved.yaml"
     try:
-        resolved = yaml.safe_load(resolved_path.read_text()) or {}
-        resolved.pop("provenance", None)
-        if resolved.get("center", False) is None:  # the resolved file writes the per-method default as null
-            resolved.pop("center")
-        then = parse(yaml.safe_dump(resolved), str(resolved_path)).to_dict()
-        now = load(root / "configs" / f"{run}.yaml").to_dict()
+        if run == "theory":
+            resolved = yaml.safe_load(resolved_path.read_text()) or {}
+            resolved.pop("provenance", None)
+            then = parse_theory_config(yaml.safe_dump(resolved), str(resolved_path)).to_dict()
+            now = load_theory_config(root / "configs" / f"{run}.yaml").to_dict()
+        else:
+            then = load_resolved_config(resolved_path).to_dict()
+            now = load_config(root / "configs" / f"{run}.yaml").to_dict()
     except (OSError, ConfigError) as exc:
         return [f"unreadable ({exc})"]
     return sorted(k for k in set(then) | set(now) if then.get(k) != now.get(k))

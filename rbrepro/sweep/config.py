@@ -134,7 +134,7 @@ class SweepConfig:
     kernel: str = "l1"
     rng: str = "numpy"                    # rb's grid draws in the cells that choose (band cells: numpy)
     scoring: str = "standard"
-    stopping: str = "residual"            # CG's stopping rule (vocabulary.STOPPINGS)
+    stopping: str = "auto"                # CG's stopping rule (vocabulary.STOPPINGS; cells are resolved)
     band_seeds: tuple[int, ...] = ()      # seeds of the band cells (numpy draws)
     band_at: str = "chosen"               # chosen: at the chosen sigma; grid: at every test sigma
     user_datasets: dict = field(default_factory=dict, compare=False, repr=False)
@@ -157,7 +157,7 @@ class SweepConfig:
                           solver=solver, maxit=maxit, tol=tol, center=self.center, seed=seed,
                           threads=threads, loss=self.loss, epochs=self.epochs, variant=variant,
                           evaluate_on=evaluate_on, scaling=grid.scaling, rng=rng, scoring=self.scoring,
-                          stopping="residual" if spec.cholesky else self.stopping)
+                          stopping="residual" if spec.cholesky else self.stopping).resolved()
 
     def _chooses_later(self, method: str) -> bool:
         """Whether this method's test cells wait for a choice (rather than running the grid)."""
@@ -274,7 +274,7 @@ GRID_KEYS = ("sigma", "R", "lam", "exact_sigma", "baseline_sigma", "select_R", "
              "scaling")
 #: the solver's settings when a config names none (SweepConfig's fields)
 SOLVER_DEFAULTS = {"solver": "default", "maxit": MAXIT, "tol": TOL, "loss": "squared_hinge", "epochs": 20,
-                   "variants": ("async",), "stopping": "residual"}
+                   "variants": ("async",), "stopping": "auto"}
 
 
 def parse_config(text: str, file: str = "<config>") -> SweepConfig:
@@ -482,3 +482,22 @@ def load_config(path: str | Path) -> SweepConfig:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not a YAML text file (byte {exc.start} is not UTF-8)") from None
     return parse_config(text, str(path))
+
+
+def load_resolved_config(path: str | Path) -> SweepConfig:
+    """The config a run was made with, from its config.resolved.yaml: provenance left out, the
+    per-method centring default (written as null) left to the parser, and a solver section without
+    `stopping` read as the authors' rule, the default when such files were written."""
+    import yaml
+
+    path = Path(path)
+    try:
+        resolved = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read the resolved config: {exc}") from None
+    resolved.pop("provenance", None)
+    if resolved.get("center", False) is None:
+        resolved.pop("center")
+    if isinstance(resolved.get("solver"), dict):
+        resolved["solver"].setdefault("stopping", "residual")
+    return parse_config(yaml.safe_dump(resolved), str(path))

@@ -21,8 +21,9 @@ KEYED_FIELDS = ("dataset", "method", "sigma", "kernel", "R", "lam", "solver", "m
 KEYED_IF_SET = {"rng": "numpy", "scoring": "standard", "stopping": "residual"}
 
 def params_key(params: CellParams) -> str:
-    """A hash of the cell's parameters alone (the memory limit is a setting, not a parameter)."""
-    values = asdict(params)
+    """A hash of the cell's parameters alone (the memory limit is a setting, not a parameter), with the
+    stopping rule settled (CellParams.resolved): the same model has the same key whichever door asked."""
+    values = asdict(params.resolved())
     fields = {name: values[name] for name in KEYED_FIELDS}
     fields.update({name: values[name] for name, default in KEYED_IF_SET.items() if values[name] != default})
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=float).encode()).hexdigest()[:16]
