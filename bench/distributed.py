@@ -89,7 +89,7 @@ def main(argv=None) -> None:
         accuracy = 100.0 * float(np.mean(model.predict(X_test) == y_test))
         predict_s = time.perf_counter() - t0
         peaks = sorted(client.run(_peak_rss).values())
-    from rbrepro.models.feature_ridge import featurize_memory
+    from rbrepro.models.ridge_memory import featurize_memory
 
     one_process = featurize_memory("rb", args.rows, X_test.shape[1], args.R)
     print(f"memory: each worker's limit {args.worker_memory:g} GB, peaks {', '.join(f'{p / 1e9:.2f}' for p in peaks)} "

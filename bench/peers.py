@@ -1,4 +1,4 @@
-"""Benchmark: the fastest CPU peers, same data, same machine, one run (issue 35, item 3).
+"""Benchmark: the fastest CPU peers, same data, same machine, one run.
 
     python -m bench.peers [--datasets ijcnn1 cadata letter] [--repeats 3] [--out bench/results/peers.csv]
                           [--budget 60] [--quick]
@@ -22,9 +22,8 @@ stopping at the first R that reaches every target, or after the first fit slower
 median (min, max) of --repeats fits at that R with the same seed (the ladder's own fit is the
 first of them). Time = fit wall time (featurize + solve), prediction excluded; rbrepro's numba
 kernels are compiled before any timing.
-  - rbrepro RB: RandomBinning{Classifier,Regressor}(n_grids=R, solver="pcg", early_stopping=True)
-    where the estimator takes early_stopping, else solver="cg" with its defaults (50 iterations,
-    tol 1e-3); the CSV's config column says which ran.
+  - rbrepro RB: RandomBinning{Classifier,Regressor}(n_grids=R) with its defaults (pcg, the
+    held-out early stop); the CSV's config column says what ran.
   - scikit-learn Nystroem(kernel="laplacian", gamma=sigma, n_components=R) + Ridge(alpha=lam).
   - scikit-learn RBFSampler(gamma=g, n_components=R) + Ridge(alpha=lam): Gaussian, so its own
     width g, chosen from g0 * {1/9, 1/3, 1, 3, 9} (g0 = 1 / (d var(X)), scikit-learn's "scale")
@@ -59,7 +58,6 @@ to bench/results/peers-quick.* unless --out is given; for trying the code, not f
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import platform
@@ -68,215 +66,30 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from bench.peers_ladder import (  # noqa: F401 - the ladder's names, read through this module too
+    POINTS,
+    RS,
+    Outcome,
+    climb,
+    meets,
+    rows_of,
+    single,
+    skipped,
+    targets_from,
+)
+from bench.peers_report import draw, firsts, ladder_rows, markdown, read_rows, write_csv  # noqa: F401 - theirs
+from bench.sklearnex_worker import scale_gamma, validation_slice
+
 SIGMA = {"ijcnn1": 0.56, "cadata": 0.28, "letter": 0.28}  # the exact kernel's, chosen on validation (results/fig3)
-RS = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
-POINTS = (0.5, 1.0, 2.0)  # target slack in points of the metric (relative error: x 0.01)
 RBF_SCAN_R = 512
 SCAN_R = 256  # where RB's and Nystroem's sigma are chosen (the validation slice)
 FIELDS = ["dataset", "target", "target_value", "metric", "method", "config", "reached_R", "median_s", "min_s",
           "max_s", "test_metric", "repeats", "note", "threads", "machine", "git_commit"]
 LADDER_FIELDS = ["dataset", "method", "R", "fit_s", "test_metric"]
-
-
-# ---------------------------------------------------------------------------------------------
-# The ladder and the targets (pure: tests/test_bench_peers.py runs them on toy functions)
-
-def higher_is_better(metric_name: str) -> bool:
-    return metric_name != "rel_error"
-
-
-def meets(metric: float, target: float, higher_is_better: bool) -> bool:
-    return metric >= target if higher_is_better else metric <= target
-
-
-def targets_from(exact_metric: float, higher_is_better: bool) -> list[tuple[str, float]]:
-    """The three targets: exact - 0.5 / 1 / 2 points (accuracy %), exact + 0.005 / 0.01 / 0.02 (relative error)."""
-    if higher_is_better:
-        return [(f"exact - {p:g} pt", exact_metric - p) for p in POINTS]
-    return [(f"exact + {p:g} pt", exact_metric + p / 100.0) for p in POINTS]
-
-
-@dataclass
-class Outcome:
-    """One competitor on one dataset: its ladder [(R, fit_s, metric)], and per target the
-    reaching R (None: not reached) with the fit times at that R."""
-    method: str
-    config: str = ""
-    ladder: list = field(default_factory=list)
-    reached: dict = field(default_factory=dict)   # target value -> R or None
-    times: dict = field(default_factory=dict)     # R -> [fit seconds]
-    metric_at: dict = field(default_factory=dict)  # R -> test metric
-    note: str = ""
-
-
-def climb(fit_score, targets: list[float], higher_is_better: bool, rs=RS, budget_s: float = 60.0,
-          repeats: int = 3, method: str = "", config: str = "") -> Outcome:
-    """Fit at R = rs[0], rs[1], ... (fit_score(R) -> (fit_s, metric)) until every target is
-    reached or a fit takes longer than budget_s; then refit at each reaching R until it has
-    `repeats` times (the ladder's fit counts as the first)."""
-    out = Outcome(method, config)
-    out.reached = {t: None for t in targets}
-    for R in rs:
-        fit_s, metric = fit_score(R)
-        out.ladder.append((R, fit_s, metric))
-        out.times[R], out.metric_at[R] = [fit_s], metric
-        for t in targets:
-            if out.reached[t] is None and meets(metric, t, higher_is_better):
-                out.reached[t] = R
-        if all(r is not None for r in out.reached.values()):
-            break
-        if fit_s > budget_s:
-            out.note = f"ladder ended after R = {R}: one fit took {fit_s:.1f} s > budget {budget_s:g} s"
-            break
-    for R in sorted({r for r in out.reached.values() if r is not None}):
-        while len(out.times[R]) < repeats:
-            out.times[R].append(fit_score(R)[0])
-    return out
-
-
-def single(times: list[float], metric: float, targets: list[float], higher_is_better: bool, method: str,
-           config: str = "", note: str = "") -> Outcome:
-    """A competitor without R (the exact kernel): one size, reaching a target or not."""
-    out = Outcome(method, config, ladder=[(None, statistics.median(times), metric)], note=note)
-    out.times[None], out.metric_at[None] = list(times), metric
-    out.reached = {t: (None if not meets(metric, t, higher_is_better) else "-") for t in targets}
-    return out
-
-
-def skipped(method: str, why: str) -> Outcome:
-    return Outcome(method, note=why)
-
-
-def rows_of(dataset: str, metric_name: str, targets: list[tuple[str, float]], outcome: Outcome,
-            machine: dict) -> list[dict]:
-    rows = []
-    for name, value in targets:
-        base = {"dataset": dataset, "target": name, "target_value": value, "metric": metric_name,
-                "method": outcome.method, "config": outcome.config, "note": outcome.note, **machine}
-        if not outcome.ladder:  # skipped
-            rows.append({**base, "reached_R": "not run"})
-            continue
-        R = outcome.reached.get(value)
-        if R is None:
-            metrics_seen = [m for _, _, m in outcome.ladder]  # the best it got, on the largest R tried
-            best = max(metrics_seen) if higher_is_better(metric_name) else min(metrics_seen)
-            rows.append({**base, "reached_R": "not reached", "test_metric": best, "repeats": 0})
-            continue
-        key = None if R == "-" else R
-        ts = outcome.times[key]
-        rows.append({**base, "reached_R": R, "median_s": statistics.median(ts), "min_s": min(ts), "max_s": max(ts),
-                     "test_metric": outcome.metric_at[key], "repeats": len(ts)})
-    return rows
-
-
-def write_csv(path: Path, rows: list[dict], fields: list[str]) -> None:
-    """All rows at once, atomically: a .part beside it, then os.replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(path.name + ".part")
-    with open(part, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(part, path)
-
-
-def ladder_rows(dataset: str, outcome: Outcome) -> list[dict]:
-    return [{"dataset": dataset, "method": outcome.method, "R": "" if R is None else R, "fit_s": s,
-             "test_metric": m} for R, s, m in outcome.ladder]
-
-
-def markdown(rows: list[dict]) -> str:
-    """One line per (dataset, target), one column per method: 'R = 64: 0.81 s' or 'not reached'."""
-    methods = list(dict.fromkeys(r["method"] for r in rows if r["target"] != "exact kernel (reference)"))
-    lines = ["| dataset | target | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
-    cells = {}
-    for r in rows:
-        R = r["reached_R"]
-        if R in ("not reached", "not run"):
-            text = R if R == "not run" else f"not reached ({float(r['test_metric']):.4g})"
-        elif R in ("-", ""):
-            text = f"{r['median_s']:.3g} s"
-        else:
-            text = f"R = {R}: {r['median_s']:.3g} s"
-        cells[r["dataset"], r["target"], r["target_value"], r["method"]] = text
-    for (dataset, target, value) in dict.fromkeys((r["dataset"], r["target"], r["target_value"]) for r in rows):
-        if target == "exact kernel (reference)":
-            continue
-        line = [cells.get((dataset, target, value, m), "") for m in methods]
-        lines.append(f"| {dataset} | {target} = {value:.4g} | " + " | ".join(line) + " |")
-    return "\n".join(lines)
-
-
-def firsts(rows: list[dict]) -> str:
-    """Per method, at how many targets it is the first (the least median time among those reaching it)."""
-    targets = [k for k in dict.fromkeys((r["dataset"], r["target"], r["target_value"]) for r in rows)
-               if k[1] != "exact kernel (reference)"]
-    count = dict.fromkeys((r["method"] for r in rows if r["target"] != "exact kernel (reference)"), 0)
-    for key in targets:
-        reached = [r for r in rows if (r["dataset"], r["target"], r["target_value"]) == key
-                   and r["reached_R"] not in ("not reached", "not run")]
-        if reached:
-            count[min(reached, key=lambda r: float(r["median_s"]))["method"]] += 1
-    return "first to the target: " + "; ".join(f"{m} {n} of {len(targets)}" for m, n in count.items())
-
-
-def read_rows(path: Path) -> list[dict]:
-    """The rows CSV back, with its numbers as numbers (what markdown and firsts read)."""
-    with open(path, newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    for r in rows:
-        for name in ("target_value", "median_s", "min_s", "max_s", "test_metric"):
-            r[name] = float(r[name]) if r.get(name) not in (None, "") else float("nan")
-    return rows
-
-
-def draw(out_csv: Path, ladder_csv: Path, png: Path) -> None:
-    """The figure from the two CSVs alone: per dataset, each method's test metric against its
-    fit time (log x; the ladder as a line, a single fit as a marker), the targets as lines."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    with open(out_csv, newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    with open(ladder_csv, newline="") as fh:
-        ladder = list(csv.DictReader(fh))
-    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
-    if not datasets:
-        return
-    fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 4.2), squeeze=False)
-    for ax, dataset in zip(axes[0], datasets):
-        mine = [r for r in ladder if r["dataset"] == dataset]
-        for method in dict.fromkeys(r["method"] for r in mine):
-            pts = [(float(r["fit_s"]), float(r["test_metric"]), r["R"]) for r in mine if r["method"] == method]
-            xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-            ax.plot(xs, ys, marker="o" if len(pts) > 1 else "*", ms=5 if len(pts) > 1 else 12, label=method)
-        for r in rows:
-            if r["dataset"] == dataset and r["target"] != "exact kernel (reference)":
-                ax.axhline(float(r["target_value"]), color="0.6", lw=0.8, ls="--")
-        metric = next(r["metric"] for r in rows if r["dataset"] == dataset)
-        goals = [float(r["target_value"]) for r in rows if r["dataset"] == dataset]
-        if higher_is_better(metric):  # the region around the targets, not the smallest R's misses
-            ax.set_ylim(min(goals) - 4.0, max(goals) + 1.5)
-        else:
-            ax.set_ylim(min(goals) - 0.01, max(goals) + 0.06)
-        ax.set_xscale("log")
-        ax.set_xlabel("fit time (s, featurize + solve)")
-        ax.set_ylabel(metric)
-        ax.set_title(f"{dataset}: targets (dashed) = exact kernel -/+ 0.5, 1, 2 pt")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    png.parent.mkdir(parents=True, exist_ok=True)
-    part = png.with_name(png.stem + ".part.png")
-    fig.savefig(part, dpi=120)
-    plt.close(fig)
-    os.replace(part, png)
 
 
 def machine_info(threads: int) -> dict:
@@ -300,63 +113,6 @@ def machine_info(threads: int) -> dict:
 # ---------------------------------------------------------------------------------------------
 # Validation slices and the scikit-learn-intelex child (numpy and sklearn only: the child runs
 # this file as a script in an environment that need not have rbrepro's dependencies)
-
-def validation_slice(n: int, seed: int = 0, cap: int = 10_000) -> tuple[np.ndarray, np.ndarray]:
-    """Row indices (fit, validate) of the training rows: a seeded 20 % to validate, at most `cap` of the rest to fit."""
-    order = np.random.default_rng(seed).permutation(n)
-    n_val = max(1, n // 5)
-    return order[n_val:][:cap], order[:n_val]
-
-
-def scale_gamma(X: np.ndarray) -> float:
-    """scikit-learn's gamma="scale": 1 / (d var(X))."""
-    var = float(np.var(X))
-    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-
-
-def _rel_error(y, p) -> float:
-    return float(np.linalg.norm(y - p) / np.linalg.norm(y))
-
-
-def sklearnex_fit(X, y, X_test, y_test, regression: bool, repeats: int, seed: int = 0) -> dict:
-    """C and gamma on the validation slice, then `repeats` timed fits on all training rows."""
-    from sklearnex.svm import SVC, SVR
-
-    def make(C, gamma):
-        return SVR(C=C, gamma=gamma) if regression else SVC(C=C, gamma=gamma)
-
-    mu, sd = (float(np.mean(y)), float(np.std(y)) or 1.0) if regression else (0.0, 1.0)
-
-    def score(model, Xs, ys):
-        p = model.predict(Xs)
-        return -_rel_error(ys, p * sd + mu) if regression else float(100.0 * np.mean(p == ys))
-
-    fit_rows, val_rows = validation_slice(len(y), seed)
-    g0 = scale_gamma(X)
-    best = None
-    for C in (1.0, 10.0, 100.0):
-        for gamma in (g0 / 3, g0, g0 * 3):
-            m = make(C, gamma).fit(X[fit_rows], (y[fit_rows] - mu) / sd)
-            s = score(m, X[val_rows], y[val_rows])
-            if best is None or s > best[0]:
-                best = (s, C, gamma)
-    _, C, gamma = best
-    times = []
-    for _ in range(repeats):
-        m = make(C, gamma)
-        t0 = time.perf_counter()
-        m.fit(X, (y - mu) / sd)
-        times.append(time.perf_counter() - t0)
-    test = score(m, X_test, y_test)
-    return {"times": times, "metric": -test if regression else test, "C": C, "gamma": gamma,
-            "estimator": type(m).__module__ + "." + type(m).__name__}
-
-
-def _worker(npz: str, out: str) -> None:
-    d = np.load(npz)
-    res = sklearnex_fit(d["X"], d["y"], d["X_test"], d["y_test"], bool(d["regression"]), int(d["repeats"]))
-    Path(out).write_text(json.dumps(res))
-
 
 def sklearnex_python() -> tuple[str | None, str]:
     """The interpreter to run sklearnex in, or None with the reason."""
@@ -384,18 +140,12 @@ def _dense(X):
 
 
 def rb_estimator(task: str, R: int, sigma: float, lam: float, seed: int):
-    """rbrepro RB at R with PCG and early stopping where this build has it, else CG with its defaults."""
+    """(rbrepro RB at R with its defaults, what those are for the CSV's config column)."""
     from rbrepro import models
 
     cls = models.RandomBinningRegressor if task == "regression" else models.RandomBinningClassifier
-    if "early_stopping" in cls().get_params():
-        try:
-            return cls(n_grids=R, sigma=sigma, lam=lam, solver="pcg", early_stopping=True, random_state=seed), \
-                "solver=pcg, early_stopping=True"
-        except TypeError:
-            pass
-    return cls(n_grids=R, sigma=sigma, lam=lam, solver="cg", random_state=seed), \
-        "solver=cg (early_stopping not in this build), maxit=50, tol=1e-3"
+    model = cls(n_grids=R, sigma=sigma, lam=lam, random_state=seed)
+    return model, f"solver={model.solver}, early_stopping={model.early_stopping}"
 
 
 class RidgeOnFeatures:
@@ -492,10 +242,9 @@ def authors_labels(y: np.ndarray, task: str) -> tuple[np.ndarray, int]:
     return index.astype(np.float64), len(classes)
 
 
-def run_dataset(name: str, args, machine: dict, exe, authors_why: str, sx_python, sx_why: str):
-    from sklearn.kernel_approximation import Nystroem, RBFSampler
-
-    from rbrepro import metrics, models
+def _load(name: str, args):
+    """(train X, y, test X, y, the dataset) as dense rows (--quick: 2,000 of each), or None where the
+    data cannot be had here (said in one line)."""
     from rbrepro.data.load import load_dataset
 
     mirror = os.environ.get("RBREPRO_MIRROR")
@@ -505,28 +254,99 @@ def run_dataset(name: str, args, machine: dict, exe, authors_why: str, sx_python
         print(f"bench.peers: {name} skipped: " + ("no data mirror (set RBREPRO_MIRROR=../shared/data/libsvm, or "
                                                    "make bench-peers) and not cached" if not mirror else
                                                    f"not loaded from {mirror}: {e}"), flush=True)
-        return [], []
-    task = ds.model_task
+        return None
     Xtr, ytr, Xte, yte = _dense(ds.X_train), np.asarray(ds.y_train), _dense(ds.X_test), np.asarray(ds.y_test)
     if args.quick:
         rng = np.random.default_rng(0)
         tr = np.sort(rng.permutation(len(ytr))[:2000])
         te = np.sort(rng.permutation(len(yte))[:2000])
         Xtr, ytr, Xte, yte = Xtr[tr], ytr[tr], Xte[te], yte[te]
-    sigma, lam = SIGMA.get(name, 1.0), ds.info["spec"].lam
-    higher = task != "regression"
-    metric_name = metrics.metric_name(ds.task)
-    seed = 0
-    print(f"\n== {name}: {len(ytr)} train / {len(yte)} test rows, sigma {sigma}, lam {lam}, {metric_name}", flush=True)
+    return Xtr, ytr, Xte, yte, ds
+
+
+def _exact(task: str, sigma: float, lam: float, Xtr, ytr, Xte, yte) -> tuple[float, float]:
+    """(the exact kernel's fit seconds, its test metric): the reference the targets come from."""
+    from rbrepro import metrics, models
 
     exact_cls = models.ExactKernelRegressor if task == "regression" else models.ExactKernelClassifier
     exact = exact_cls(sigma=sigma, lam=lam)
     exact.warm_up(Xtr)
     t0 = time.perf_counter()
     exact.fit(Xtr, ytr)
-    exact_s = time.perf_counter() - t0
-    exact_metric = metrics.score(task, yte, exact.predict(Xte))
-    del exact
+    return time.perf_counter() - t0, metrics.score(task, yte, exact.predict(Xte))
+
+
+def _sklearnex(sx_python, sx_why: str, data: tuple, task: str, repeats: int, tvals: list, higher: bool,
+               metric_name: str) -> Outcome:
+    """The exact Gaussian kernel through scikit-learn-intelex, in its own process (or why not)."""
+    Xtr, ytr, Xte, yte = data
+    if sx_python is None:
+        print(f"  sklearnex: skipped: {sx_why}", flush=True)
+        return skipped("sklearnex exact (SVC/SVR)", sx_why)
+    with tempfile.TemporaryDirectory() as tmp:
+        npz, res = Path(tmp) / "data.npz", Path(tmp) / "out.json"
+        np.savez(npz, X=Xtr, y=ytr, X_test=Xte, y_test=yte, regression=task == "regression", repeats=repeats)
+        worker = Path(__file__).resolve().with_name("sklearnex_worker.py")
+        proc = subprocess.run([sx_python, str(worker), str(npz), str(res)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            why = "failed: " + (proc.stderr.strip().splitlines() or ["?"])[-1]
+            print(f"  sklearnex: {why}", flush=True)
+            return skipped("sklearnex exact (SVC/SVR)", why)
+        r = json.loads(res.read_text())
+    est = r["estimator"].rsplit(".", 1)[-1]
+    note = "Gaussian kernel" + ("; sklearnex has no KernelRidge, SVR instead" if est == "SVR" else "")
+    print(f"  sklearnex {est}: {metric_name} {r['metric']:.4f} in {statistics.median(r['times']):.3g} s "
+          f"(C={r['C']:g}, gamma={r['gamma']:.4g})", flush=True)
+    return single(r["times"], r["metric"], tvals, higher, "sklearnex exact (SVC/SVR)",
+                  f"{r['estimator']}, C={r['C']:g}, gamma={r['gamma']:.4g} (validation slice)", note)
+
+
+def _authors(exe, authors_why: str, name: str, data: tuple, task: str, rb_sigma: float, lam: float, threads: int,
+             ladder) -> Outcome | None:
+    """The authors' C++ RB climbing its ladder on the same rows (or why not): None when `ladder` ran."""
+    if exe is None:
+        print(f"  authors' C++: skipped: {authors_why}", flush=True)
+        return skipped("authors' C++ RB", authors_why)
+    from bench.authors import run_theirs
+
+    Xtr, ytr, Xte, yte = data
+    with tempfile.TemporaryDirectory() as tmp:
+        labels_tr, n_classes = authors_labels(ytr, task)
+        labels_te, _ = authors_labels(yte, task)
+        train = write_libsvm(Path(tmp) / f"{name}.train", Xtr, labels_tr)
+        test = write_libsvm(Path(tmp) / f"{name}.test", Xte, labels_te)
+
+        def theirs(R):
+            r = run_theirs(exe, train, test, R, rb_sigma, lam, threads, n_classes=n_classes, n_features=Xtr.shape[1])
+            return r["train_s"], r["accuracy"]
+
+        try:
+            ladder("authors' C++ RB", f"sigma={rb_sigma:g} (RB's), NumClasses={n_classes}, PCG maxit=50, tol=1e-3",
+                   theirs)
+        except SystemExit as e:
+            why = f"their program failed: {str(e).splitlines()[0]}"
+            print(f"  authors' C++: {why}", flush=True)
+            return skipped("authors' C++ RB", why)
+    return None
+
+
+def run_dataset(name: str, args, machine: dict, exe, authors_why: str, sx_python, sx_why: str):
+    """Every competitor on one dataset: (the rows per target, every rung of every ladder)."""
+    from sklearn.kernel_approximation import Nystroem, RBFSampler
+
+    from rbrepro import metrics
+
+    loaded = _load(name, args)
+    if loaded is None:
+        return [], []
+    Xtr, ytr, Xte, yte, ds = loaded
+    task = ds.model_task
+    sigma, lam = SIGMA.get(name, 1.0), ds.info["spec"].lam
+    higher = task != "regression"
+    metric_name = metrics.metric_name(ds.task)
+    seed = 0
+    print(f"\n== {name}: {len(ytr)} train / {len(yte)} test rows, sigma {sigma}, lam {lam}, {metric_name}", flush=True)
+    exact_s, exact_metric = _exact(task, sigma, lam, Xtr, ytr, Xte, yte)
     targets = targets_from(exact_metric, higher)
     tvals = [v for _, v in targets]
     print(f"  exact kernel (rbrepro, L1 Laplacian): {metric_name} {exact_metric:.4f} in {exact_s:.2f} s; targets "
@@ -563,54 +383,11 @@ def run_dataset(name: str, args, machine: dict, exe, authors_why: str, sx_python
     ladder("sklearn RBFSampler+Ridge", f"gamma={g:.4g} (validation slice), alpha={lam}",
            timed_fit_score(lambda R: RidgeOnFeatures(RBFSampler(gamma=g, n_components=R, random_state=seed), lam,
                                                      task), Xtr, ytr, Xte, yte, task))
-
-    if sx_python is None:
-        outcomes.append(skipped("sklearnex exact (SVC/SVR)", sx_why))
-        print(f"  sklearnex: skipped: {sx_why}", flush=True)
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            npz, res = Path(tmp) / "data.npz", Path(tmp) / "out.json"
-            np.savez(npz, X=Xtr, y=ytr, X_test=Xte, y_test=yte, regression=task == "regression", repeats=args.repeats)
-            proc = subprocess.run([sx_python, str(Path(__file__).resolve()), "--sklearnex-worker", str(npz), str(res)],
-                                  capture_output=True, text=True)
-            if proc.returncode != 0:
-                why = "failed: " + (proc.stderr.strip().splitlines() or ["?"])[-1]
-                outcomes.append(skipped("sklearnex exact (SVC/SVR)", why))
-                print(f"  sklearnex: {why}", flush=True)
-            else:
-                r = json.loads(res.read_text())
-                est = r["estimator"].rsplit(".", 1)[-1]
-                note = "Gaussian kernel" + ("; sklearnex has no KernelRidge, SVR instead" if est == "SVR" else "")
-                o = single(r["times"], r["metric"], tvals, higher, "sklearnex exact (SVC/SVR)",
-                           f"{r['estimator']}, C={r['C']:g}, gamma={r['gamma']:.4g} (validation slice)", note)
-                outcomes.append(o)
-                print(f"  sklearnex {est}: {metric_name} {r['metric']:.4f} in {statistics.median(r['times']):.3g} s "
-                      f"(C={r['C']:g}, gamma={r['gamma']:.4g})", flush=True)
-
-    if exe is None:
-        outcomes.append(skipped("authors' C++ RB", authors_why))
-        print(f"  authors' C++: skipped: {authors_why}", flush=True)
-    else:
-        from bench.authors import run_theirs
-
-        with tempfile.TemporaryDirectory() as tmp:
-            labels_tr, n_classes = authors_labels(ytr, task)
-            labels_te, _ = authors_labels(yte, task)
-            train = write_libsvm(Path(tmp) / f"{name}.train", Xtr, labels_tr)
-            test = write_libsvm(Path(tmp) / f"{name}.test", Xte, labels_te)
-
-            def theirs(R):
-                r = run_theirs(exe, train, test, R, rb_sigma, lam, machine["threads"], n_classes=n_classes,
-                               n_features=Xtr.shape[1])
-                return r["train_s"], r["accuracy"]
-
-            try:
-                ladder("authors' C++ RB", f"sigma={rb_sigma:g} (RB's), NumClasses={n_classes}, PCG maxit=50, tol=1e-3",
-                       theirs)
-            except SystemExit as e:
-                why = f"their program failed: {str(e).splitlines()[0]}"
-                outcomes.append(skipped("authors' C++ RB", why))
-                print(f"  authors' C++: {why}", flush=True)
+    data = (Xtr, ytr, Xte, yte)
+    outcomes.append(_sklearnex(sx_python, sx_why, data, task, args.repeats, tvals, higher, metric_name))
+    theirs = _authors(exe, authors_why, name, data, task, rb_sigma, lam, machine["threads"], ladder)
+    if theirs is not None:
+        outcomes.append(theirs)
     for o in outcomes:
         rows += rows_of(name, metric_name, targets, o, machine)
     reference = {"dataset": name, "method": "rbrepro exact kernel", "R": "", "fit_s": exact_s,
@@ -669,7 +446,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--sklearnex-worker":
-        _worker(sys.argv[2], sys.argv[3])
-    else:
-        sys.exit(main())
+    sys.exit(main())

@@ -25,7 +25,7 @@ from bench.record import record
 from rbrepro import metrics
 from rbrepro.data.load import load_dataset
 from rbrepro.models import targets as tg
-from rbrepro.models.feature_ridge import FEATURE_RIDGE
+from rbrepro.models.registry import method_spec
 
 SIGMAS = [0.01, 0.03, 0.10, 0.14, 0.19, 0.28, 0.39, 0.56, 0.79, 1.12, 1.58, 2.23, 3.16, 4.46, 6.30, 8.91, 10, 31.62,
           100]
@@ -85,7 +85,7 @@ def ours(method):
 
         def __init__(self, R, sigma, lam, task):
             r_param = "n_grids" if method == "rb" else "n_components"
-            self.model = FEATURE_RIDGE[method, task](**{r_param: R}, sigma=sigma, lam=lam, random_state=0)
+            self.model = method_spec(method).estimator(task)(**{r_param: R}, sigma=sigma, lam=lam, random_state=0)
 
         def fit(self, X, y):
             return self.model.fit(X, y)

@@ -10,7 +10,7 @@ TASKS = ("regression", "binary", "multiclass")
 #: the Laplacian kernel's distance: l1 (the product kernel RB approximates) or euclidean (the
 #: authors' baselines, docs/authors-protocol.md); features.laplacian computes both
 KERNELS = ("l1", "euclidean")
-#: the ridge solvers of an explicit feature matrix (models.feature_ridge)
+#: the ridge solvers of an explicit feature matrix (models.feature_ridge, models.ridge_classes)
 RIDGE_SOLVERS = ("cg", "pcg", "direct")
 #: every solver a cell can name: "default" is the method's own, rcd the parallel L1 solver of §4
 SOLVERS = ("default", *RIDGE_SOLVERS, "rcd")

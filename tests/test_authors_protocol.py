@@ -13,6 +13,7 @@ from rbrepro.features.random_binning import RandomBinningFeatures
 from rbrepro.models.cell import CellParams
 from rbrepro.models.targets import authors_accuracy, encode
 from rbrepro.sweep.backends import LocalBackend
+from rbrepro.sweep.cells import cells_on_test
 from rbrepro.sweep.config import ConfigError, parse_config
 from rbrepro.sweep.runner import run_sweep
 
@@ -81,7 +82,7 @@ def test_rng_and_scoring_of_the_authors_are_as_published_only():
             parse_config(f"name: t\nprotocol: fair\n{key}\ndatasets: [digits]\ndefaults: {{sigma: [1]}}\n", "t.yaml")
     cfg = parse_config("name: t\nprotocol: as-published\nrng: authors\nscoring: authors\nmethods: [rb, rf]\n"
                        "datasets: [digits]\ndefaults: {sigma: [1], R: [8]}\n", "t.yaml")
-    cells = {c.method: c for c in cfg.cells()}
+    cells = {c.method: c for c in cells_on_test(cfg)}
     assert cells["rb"].rng == "authors" and cells["rf"].rng == "numpy"
     assert {c.scoring for c in cells.values()} == {"authors"}
 
@@ -93,7 +94,7 @@ def test_baselines_take_the_exact_kernels_width_and_bands_run_at_the_choice(tmp_
                        "sigma_selection: {on: test, per: {rb: R, default: exact}}\n"
                        "datasets:\n  digits: {sigma: [0.03, 0.3], baseline_sigma: [0.01, 0.03, 0.1],"
                        " exact_sigma: [0.01, 0.03, 0.1], R: [8, 16]}\n", "p.yaml")
-    assert not [c for c in cfg.cells() if c.method == "rf"]  # rf waits for the exact kernel's choice
+    assert not [c for c in cells_on_test(cfg) if c.method == "rf"]  # rf waits for the exact kernel's choice
     run_sweep(cfg, tmp_path / "res", backend=LocalBackend(2))
     frame = pd.read_csv(tmp_path / "res" / "results.csv")
     exact = frame[frame["method"] == "exact"]

@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rbrepro.sweep.cells import cells_on_test, selection_cells
 from rbrepro.sweep.config import ConfigError, load_config, parse_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,17 +28,18 @@ def test_good_config_resolves_defaults_from_registry():
     grids = {g.name: g for g in cfg.datasets}
     assert grids["cadata"].R == (16,) and grids["cadata"].lam == 0.01  # registry defaults
     assert grids["ijcnn1"].R == (8, 16) and grids["ijcnn1"].lam == 0.1
-    assert len(cfg.cells()) == 2 * 2 * 1 + 2 * 2 * 2
+    assert len(cells_on_test(cfg)) == 2 * 2 * 1 + 2 * 2 * 2
     assert cfg.maxit == 50 and cfg.tol == 1e-3
 
 
 def test_per_dataset_seeds_override_the_config_seeds():
     cfg = parse_config(GOOD.replace("    lam: 0.1", "    lam: 0.1\n    seeds: [7]"), "t.yaml")
-    seeds = {(c.dataset, c.seed) for c in cfg.cells()}
+    seeds = {(c.dataset, c.seed) for c in cells_on_test(cfg)}
     assert seeds == {("cadata", 0), ("cadata", 1), ("ijcnn1", 7)}
     assert cfg.to_dict()["datasets"]["ijcnn1"]["seeds"] == [7]
-    assert parse_config(cfg_text := GOOD.replace("seeds: [0, 1]", "seeds: [0, 1]\nsigma_selection: validation"),
-                        "t.yaml").selection_cells()[0].seed == 0 and cfg_text
+    assert selection_cells(parse_config(cfg_text := GOOD.replace("seeds: [0, 1]", "seeds: [0, 1]\nsigma_selection: "
+                                                                                   "validation"), "t.yaml"))[0].seed == 0
+    assert cfg_text
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -91,7 +93,7 @@ def test_shipped_configs_are_valid():
             assert {d.name for d in load_theory_config(path).datasets} == {"cadata", "ijcnn1", "letter", "mnist"}
             continue
         cfg = load_config(path)
-        assert cfg.cells() or cfg.selection_cells(), path
+        assert cells_on_test(cfg) or selection_cells(cfg), path
     fig3 = load_config(REPO / "configs" / "fig3.yaml")
     assert {g.name for g in fig3.datasets} == {"cadata", "census", "ijcnn1", "covtype", "SUSY", "mnist", "acoustic",
                                                "letter"}
@@ -111,7 +113,7 @@ def test_protocol_kernel_scaling_and_baseline_grids_reach_every_cell():
                        "sigma_selection: {on: test, per: {rb: R, default: dataset}}\n"
                        "defaults: {sigma: [0.5, 1], baseline_sigma: [2, 4, 8], exact_sigma: [3]}\n"
                        "datasets:\n  cadata: {scaling: maxabs, R: [8, 16]}\n", "p.yaml")
-    cells = cfg.cells()
+    cells = cells_on_test(cfg)
     assert {c.scaling for c in cells} == {"maxabs"}
     assert {(c.method, c.kernel) for c in cells} == {("rb", "l1"), ("rf", "euclidean"), ("exact", "euclidean")}
     assert sorted({c.sigma for c in cells if c.method == "rf"}) == [2, 4, 8]

@@ -147,7 +147,7 @@ def test_the_meta_estimator_passes_scikit_learns_checks(client):
 
     results = check_estimator(DistributedRidge(RandomBinningClassifier(), client=client.scheduler.address),
                               on_fail=None)
-    assert [r["check_name"] for r in results if r["status"] == "failed"] == []
+    assert [(r["check_name"], repr(r["exception"])) for r in results if r["status"] == "failed"] == []
 
 
 def test_block_and_exact_are_refused_in_one_line(client):
@@ -170,7 +170,7 @@ def test_the_memory_check_reads_what_a_task_may_use_not_the_whole_limit():
     """dask pauses a worker at 80 % of its limit and its process holds memory already: a partition
     whose estimate fits the limit but not that headroom is refused (it killed workers at 1 M rows)."""
     from rbrepro.distributed.fit import check_worker_memory
-    from rbrepro.models.feature_ridge import featurize_memory
+    from rbrepro.models.ridge_memory import featurize_memory
 
     class Source:
         n_rows = 10_000

@@ -20,7 +20,7 @@ import rbrepro.models
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.models import RandomBinningClassifier, RandomBinningRegressor
 
-EXPORTED = [getattr(rbrepro.models, name) for name in rbrepro.models.__all__ if name != "load"] + \
+EXPORTED = [getattr(rbrepro.models, name) for name in rbrepro.models.__all__ if name not in ("load", "save")] + \
     [getattr(rbrepro.features, name) for name in rbrepro.features.__all__ if name != "BinnedMatrix"]
 
 
@@ -144,10 +144,11 @@ def test_rb_ridge_binary_and_regression_targets():
 def test_prediction_in_row_blocks_equals_one_block(method, monkeypatch):
     """Large test sets are featurized in row blocks; the scores must not depend on the block size."""
     import rbrepro.models.feature_ridge as feature_ridge
+    from rbrepro.models.registry import method_spec
 
     rng = np.random.default_rng(0)
     X = rng.random((2000, 5))
-    cls = feature_ridge.FEATURE_RIDGE[method, "classification"]
+    cls = method_spec(method).estimator("classification")
     model = cls(**{cls._r_param: 64}, sigma=1.0, random_state=0).fit(X, X[:, 0] > 0.5)
     whole = model.decision_function(X)
     monkeypatch.setattr(feature_ridge, "PREDICT_BLOCK_ENTRIES", 64 * 300)  # 7 blocks, the last one short
@@ -160,7 +161,7 @@ def test_cg_on_blocks_of_targets_when_all_at_once_would_exceed_the_memory_limit(
     """Ten one-vs-all targets whose CG vectors exceed the limit are solved a few at a time,
     with the same coefficients (each column's CG is independent); below one column: refused."""
     from rbrepro.memory import MemoryLimitError
-    from rbrepro.models.feature_ridge import cg_columns_per_pass, solve_memory
+    from rbrepro.models.ridge_memory import cg_columns_per_pass, solve_memory
 
     X_tr, X_te, y_tr, y_te = digits
     whole = RandomBinningClassifier(n_grids=16, sigma=3.0, lam=0.01, random_state=0).fit(X_tr, y_tr)

@@ -140,3 +140,54 @@ def test_computing_the_report_loads_no_matplotlib():
     done = subprocess.run([sys.executable, "-c", code, str(PACKAGE.parent)], capture_output=True, text=True,
                           cwd=PACKAGE.parent, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+#: the size limits every module and function keeps (numba kernels aside: a kernel is one loop nest)
+MODULE_LINES, FUNCTION_LINES = 450, 80
+#: where a method's name may be written: its registry entry, and the authors' own names for them
+NAMED_METHODS_AT = {"rbrepro/models/registry.py", "rbrepro/published/__init__.py"}
+
+
+def _python_files():
+    root = PACKAGE.parent
+    return [p for folder in ("rbrepro", "bench") for p in sorted((root / folder).rglob("*.py"))]
+
+
+def test_every_module_and_function_stays_within_the_limits():
+    over = []
+    for path in _python_files():
+        text = path.read_text()
+        if len(text.splitlines()) > MODULE_LINES:
+            over.append(f"{path.name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                kernel = any("jit" in ast.unparse(d) or "intrinsic" in ast.unparse(d) for d in node.decorator_list)
+                if not kernel and node.end_lineno - node.lineno + 1 > FUNCTION_LINES:
+                    over.append(f"{path.name}:{node.lineno} {node.name}: {node.end_lineno - node.lineno + 1} lines")
+    assert over == []
+
+
+def test_no_module_outside_the_registry_names_a_method_to_decide_behaviour():
+    """A method's name written as a string in a comparison, a membership test, a dict key or a default
+    argument decides behaviour: only the registry (and the authors' names for their methods) may."""
+    from rbrepro.models.registry import BUILT_IN
+
+    names = {spec.name for spec in BUILT_IN}
+    found = []
+    for path in _python_files():
+        rel = path.relative_to(PACKAGE.parent).as_posix()
+        if rel in NAMED_METHODS_AT or rel.startswith("bench/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            deciding = []
+            if isinstance(node, ast.Compare):
+                deciding = [node.left, *node.comparators]
+            elif isinstance(node, ast.Dict):
+                deciding = list(node.keys)
+            elif isinstance(node, ast.arguments):
+                deciding = [*node.defaults, *node.kw_defaults]
+            for value in deciding:
+                parts = value.elts if isinstance(value, (ast.Tuple, ast.List, ast.Set)) else [value]
+                found += [f"{rel}:{node.lineno if hasattr(node, 'lineno') else ''} {p.value!r}" for p in parts
+                          if isinstance(p, ast.Constant) and p.value in names]
+    assert found == []

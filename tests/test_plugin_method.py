@@ -41,9 +41,13 @@ class LinearFeatures(TransformerMixin, BaseEstimator):
         return X.toarray() if sp.issparse(X) else np.asarray(X)
 
 
-LINEAR = MethodSpec("linear", "linear (raw columns)", "baseline", "unused", "n_components", "direct",
-                    ("default", "cg", "pcg", "direct"), ("l1",), "features", features=LinearFeatures,
-                    randomized=False, style=("linear", "tab:olive", "x"))
+LINEAR = MethodSpec(name="linear", title="linear (raw columns)", role="baseline", r_meaning="unused",
+                    r_parameter="n_components", default_solver="direct", solvers=("default", "cg", "pcg", "direct"),
+                    kernels=("l1",), memory="features", features=LinearFeatures, center=True, randomized=False,
+                    style=("linear", "tab:olive", "x"))
+#: the fields a feature method must state, for the refusals below
+_FIELDS = dict(title="t", role="baseline", r_meaning="x", r_parameter="n_components", default_solver="direct",
+               solvers=("default", "direct"), kernels=("l1",), memory="features")
 
 
 class InProcess:
@@ -76,20 +80,27 @@ def test_an_incomplete_or_taken_entry_is_refused_by_name():
     with pytest.raises(InvalidParameter, match="'rb' is registered already"):
         register_method(METHODS["rb"])
     with pytest.raises(InvalidParameter, match="needs features"):
-        register_method(MethodSpec("half", "half", "baseline", "x", "n_components", "direct", ("default", "direct"),
-                                   ("l1",), "features", style=("half", "tab:gray", "o")))
+        register_method(MethodSpec(name="half", **_FIELDS, center=True, style=("half", "tab:gray", "o")))
     with pytest.raises(InvalidParameter, match="style"):
-        register_method(MethodSpec("plain", "plain", "baseline", "x", "n_components", "direct", ("default", "direct"),
-                                   ("l1",), "features", features=LinearFeatures))
+        register_method(MethodSpec(name="plain", **_FIELDS, center=True, features=LinearFeatures))
     with pytest.raises(InvalidParameter, match="estimators"):
-        register_method(MethodSpec("kern", "kern", "baseline", "", None, "cholesky", ("default",), ("l1",), "kernel",
-                                   style=("kern", "k", "")))
+        register_method(MethodSpec(name="kern", **{**_FIELDS, "r_meaning": "", "r_parameter": None,
+                                                   "default_solver": "cholesky", "solvers": ("default",),
+                                                   "memory": "kernel"}, style=("kern", "k", "")))
     with pytest.raises(InvalidParameter, match="default_solver"):
-        register_method(MethodSpec("slow", "slow", "baseline", "x", "n_components", "rcd", ("default", "cg"), ("l1",),
-                                   "features", features=LinearFeatures, style=("slow", "tab:gray", "o")))
+        register_method(MethodSpec(name="slow", **{**_FIELDS, "default_solver": "rcd", "solvers": ("default", "cg")},
+                                   center=True, features=LinearFeatures, style=("slow", "tab:gray", "o")))
+    # a field left unsaid is refused by name, never borrowed from another method (RF's centring, say)
+    with pytest.raises(InvalidParameter, match="center"):
+        register_method(MethodSpec(name="uncentred", **_FIELDS, features=LinearFeatures, style=("u", "tab:gray", "o")))
+    with pytest.raises(InvalidParameter, match="title; role; r_meaning"):
+        register_method(MethodSpec(name="bare", features=LinearFeatures, style=("b", "tab:gray", "o")))
+    with pytest.raises(InvalidParameter, match="the subject and the reference are the paper's own"):
+        register_method(MethodSpec(name="other_rb", **{**_FIELDS, "role": "subject"}, center=False,
+                                   features=LinearFeatures, style=("o", "tab:gray", "o")))
     with pytest.raises(InvalidParameter, match="stays registered"):
         unregister_method("rb")
-    assert not {"half", "plain", "kern", "slow"} & set(METHODS)
+    assert not {"half", "plain", "kern", "slow", "uncentred", "bare", "other_rb"} & set(METHODS)
     with pytest.raises(UnknownName, match="'linear' is not available"):
         method_spec("linear")
     with pytest.raises(InvalidParameter, match="'linear' is not available"):
@@ -134,3 +145,49 @@ def test_sweep_figure_and_tables(linear, tmp_path):
     assert png.exists() and png.stat().st_size > 10_000
     header = next(line for line in tables(tmp_path / "res", "fig5").splitlines() if line.startswith("| R |"))
     assert set(header.strip("| ").split(" | ")) == {"R", "linear", "rb"}
+
+
+@pytest.fixture(scope="module")
+def orf_installed(tmp_path_factory):
+    """The example plug-in package (examples/rbrepro-orf) installed into a folder of its own, which a
+    process sees by PYTHONPATH: installed for the commands given `env`, absent for any other."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    target = tmp_path_factory.mktemp("plugin")
+    example = Path(__file__).resolve().parents[1] / "examples" / "rbrepro-orf"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                    "--disable-pip-version-check", "--target", str(target), str(example)], check=True,
+                   capture_output=True)
+    return {"PYTHONPATH": str(target)}
+
+
+@pytest.mark.slow
+def test_an_installed_plugin_is_a_method_everywhere_and_refused_once_gone(orf_installed, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from tests.cli_runner import one_line_error, run_cli
+
+    assert "orf" in run_cli("train", "--help", env=orf_installed, check=True).stdout
+    row = run_cli("train", "digits", "--method", "orf", "--kernel", "euclidean", "--R", 128, "--sigma", 0.05,
+                  "--json", "--save-model", tmp_path / "orf.npz", env=orf_installed, check=True).stdout
+    import json
+
+    row = json.loads(row)
+    assert row["method"] == "orf" and row["test_metric"] > 80 and row["solver"] == "direct"
+    config = tmp_path / "orf.yaml"
+    config.write_text("name: orf\nmethods: [orf, rf]\nkernel: euclidean\nseeds: [0, 1]\n"
+                      "datasets: {digits: {sigma: [0.05], R: [64]}}\n")
+    run_cli("sweep", config, "--out", tmp_path / "orf", "--workers", 2, "-q", env=orf_installed, check=True)
+    rows = pd.read_csv(tmp_path / "orf" / "results.csv")
+    assert set(rows["method"]) == {"orf", "rf"} and (rows["status"] == "ok").all()  # cells in worker processes
+    loaded = subprocess.run([sys.executable, "-c", f"import rbrepro.models as m; print(type(m.load({str(tmp_path / 'orf.npz')!r}).estimator.features_).__name__)"],
+                            capture_output=True, text=True, env={**os.environ, **orf_installed}, check=True)
+    assert loaded.stdout.strip() == "OrthogonalRandomFeatures"  # a saved model of it loads where it is installed
+    gone = run_cli("train", "digits", "--method", "orf", "--R", 8)  # not installed for this process
+    one_line_error(gone, "'orf'", "rb", "exact")
+    swept = run_cli("sweep", config, "--out", tmp_path / "gone", "--dry-run")
+    one_line_error(swept, "methods", "orf")

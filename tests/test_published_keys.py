@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from rbrepro.sweep.cells import cell
 from rbrepro.sweep.config import load_resolved_config
 from rbrepro.sweep.keys import cell_key, params_key
 
@@ -28,7 +29,7 @@ def test_every_committed_row_keeps_its_key(folder):
     assert len(rows), folder
     for row in rows.to_dict("records"):
         rng = row.get("rng") if isinstance(row.get("rng"), str) else None  # band rows: numpy draws in any config
-        cell = config._cell(grids[row["dataset"]], row["method"], float(row["sigma"]), int(row["R"]),
-                            int(row["seed"]), int(row["threads"]), row["variant"], row["evaluate_on"], rng=rng)
-        assert params_key(cell) == row["params_key"], (folder.name, row["cell_key"])
-        assert cell_key(cell, row["data_fingerprint"], int(row["algorithm_version"])) == row["cell_key"]
+        params = cell(config, grids[row["dataset"]], row["method"], float(row["sigma"]), int(row["R"]),
+                      int(row["seed"]), int(row["threads"]), row["variant"], row["evaluate_on"], rng=rng)
+        assert params_key(params) == row["params_key"], (folder.name, row["cell_key"])
+        assert cell_key(params, row["data_fingerprint"], int(row["algorithm_version"])) == row["cell_key"]

@@ -12,13 +12,26 @@ import pytest
 from rbrepro import vocabulary
 from rbrepro.errors import InvalidParameter, UnknownName
 from rbrepro.models.cell import CellParams, make_model
-from rbrepro.models.registry import BASELINES, FEATURE_METHODS, METHOD_NAMES, METHODS, RCD_METHODS, method_spec
+from rbrepro.models.registry import (
+    METHODS,
+    baselines,
+    feature_methods,
+    method_names,
+    method_spec,
+    monte_carlo_baseline,
+    rcd_baseline,
+    rcd_methods,
+)
+
+METHOD_NAMES = method_names()
 
 
 def test_registry_describes_the_five_methods():
     assert METHOD_NAMES == ("rb", "rf", "nystrom", "block", "exact")
-    assert FEATURE_METHODS == ("rb", "rf", "nystrom") and RCD_METHODS == ("rb", "rf")
-    assert BASELINES == ("rf", "nystrom", "block")
+    assert feature_methods() == ("rb", "rf", "nystrom") and rcd_methods() == ("rb", "rf")
+    assert baselines() == ("rf", "nystrom", "block") and rcd_baseline() == monte_carlo_baseline() == "rf"
+    assert [m for m in METHOD_NAMES if METHODS[m].distributed] == ["block", "exact"]
+    assert {m: METHODS[m].center for m in feature_methods()} == {"rb": False, "rf": True, "nystrom": True}
     assert [m for m in METHOD_NAMES if not METHODS[m].has_R] == ["exact"]
     assert [m for m in METHOD_NAMES if METHODS[m].cholesky] == ["block", "exact"]
     assert [m for m in METHOD_NAMES if METHODS[m].authors_draws] == ["rb"]
@@ -69,5 +82,5 @@ def test_cli_choices_are_the_vocabularies_and_load_no_numba():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert out[0] == str([list(METHOD_NAMES), list(vocabulary.SOLVERS), list(vocabulary.SCALINGS),
                           list(vocabulary.VARIANTS), list(vocabulary.LOSSES), list(vocabulary.KERNELS),
-                          list(FEATURE_METHODS), list(vocabulary.FIGURES)])
+                          list(feature_methods()), list(vocabulary.FIGURES)])
     assert out[1] == "False False"

@@ -15,9 +15,11 @@ import pytest
 
 from rbrepro.data.load import load_dataset, validation_split
 from rbrepro.sweep.backends import LocalBackend
+from rbrepro.sweep.cells import cells_on_test, selection_cells
 from rbrepro.sweep.config import ConfigError, parse_config
 from rbrepro.sweep.keys import cell_key
 from rbrepro.sweep.runner import run_sweep
+from rbrepro.sweep.selection import choose_sigma
 from tests.cli_runner import CLI
 
 COMPARE = ["dataset", "method", "sigma", "R", "seed", "threads", "test_metric", "train_metric", "D", "cg_iterations",
@@ -29,7 +31,7 @@ def test_thread_variant_and_per_dataset_method_grids():
                        "solver: {name: rcd, variant: [async, sync], epochs: 3}\n"
                        "datasets:\n  digits: {sigma: [1], R: [8]}\n  cadata: {sigma: [1], R: [8], methods: [rb]}\n",
                        "t.yaml")
-    cells = cfg.cells()
+    cells = cells_on_test(cfg)
     # per (dataset, method): 1 thread (one sequential cell) + 2 threads x 2 variants
     assert len(cells) == 3 * 3
     assert {(c.threads, c.variant) for c in cells if c.dataset == "digits" and c.method == "rb"} == \
@@ -91,13 +93,13 @@ def test_the_fair_protocol_never_chooses_on_test_rows():
     fair = parse_config("name: f\nprotocol: fair\nsigma_selection: validation\n"
                         "datasets:\n  digits: {sigma: [0.1, 1.0, 10.0], R: [8]}\n", "f.yaml")
     # the test rows favour 10.0 (at the grid's edge), the validation rows 1.0: only validation counts
-    assert fair.choose_sigma(_choice_rows(1.0, 10.0)) == {("digits", "rb", 8): (1.0, "")}
-    assert fair.choose_sigma(_choice_rows(10.0, 1.0)) == {("digits", "rb", 8): (10.0, "high")}
+    assert choose_sigma(fair, _choice_rows(1.0, 10.0)) == {("digits", "rb", 8): (1.0, "")}
+    assert choose_sigma(fair, _choice_rows(10.0, 1.0)) == {("digits", "rb", 8): (10.0, "high")}
     published = parse_config("name: p\nprotocol: as-published\nsigma_selection: test\n"
                              "datasets:\n  digits: {sigma: [0.1, 1.0, 10.0], R: [8]}\n", "p.yaml")
-    assert published.choose_sigma(_choice_rows(1.0, 0.1)) == {("digits", "rb", 8): (0.1, "low")}
-    assert not fair.selection_cells() == [] and all(c.evaluate_on == "validation" for c in fair.selection_cells())
-    assert fair.cells({}) == []  # nothing runs on test before the choice is made
+    assert choose_sigma(published, _choice_rows(1.0, 0.1)) == {("digits", "rb", 8): (0.1, "low")}
+    assert not selection_cells(fair) == [] and all(c.evaluate_on == "validation" for c in selection_cells(fair))
+    assert cells_on_test(fair, {}) == []  # nothing runs on test before the choice is made
 
 
 @pytest.mark.slow

@@ -19,6 +19,7 @@ import pytest
 from rbrepro.models.cell import CellParams
 from rbrepro.sweep import runner, store, worker
 from rbrepro.sweep.backends import LocalBackend
+from rbrepro.sweep.cells import cells_on_test
 from rbrepro.sweep.config import parse_config
 from rbrepro.sweep.keys import cell_key
 from rbrepro.sweep.runner import run_sweep
@@ -301,7 +302,7 @@ def test_failed_cells_of_a_dataset_that_is_now_unavailable_leave_the_csv(tmp_pat
                        "  census: {sigma: [1], R: [8]}\n", "u.yaml")
     out = tmp_path / "res"
     run_sweep(cfg, out, data_path=tmp_path / "data", backend=LocalBackend(1))
-    census = next(c for c in cfg.cells({}) if c.dataset == "census")
+    census = next(c for c in cells_on_test(cfg, {}) if c.dataset == "census")
     fake = {**json.loads(next((out / "cells").glob("*.json")).read_text()), "dataset": "census",
             "status": "failed", "error": "FileNotFoundError: census ..."}
     # as an older version left it: keyed by the fingerprint it gave a dataset it could not fetch

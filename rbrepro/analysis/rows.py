@@ -50,7 +50,8 @@ def edge_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """Chosen rows whose sigma sits at the edge of its grid (the choice may lie beyond it)."""
     if "sigma_edge" not in rows:
         return rows.iloc[:0]
-    return rows[rows["sigma_edge"].fillna("").astype(str).isin(["low", "high"])]
+    return rows[rows["sigma_edge"].astype(object).where(rows["sigma_edge"].notna(), "").astype(str)
+                .isin(["low", "high"])]
 
 
 def spread(rows: pd.DataFrame, x: str, column: str) -> pd.DataFrame:

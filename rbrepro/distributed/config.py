@@ -4,7 +4,7 @@ methods fit across machines), so the config parser holds no copy of them."""
 from __future__ import annotations
 
 from rbrepro.distributed.cluster import parse_cluster
-from rbrepro.distributed.fit import WHY_NOT
+from rbrepro.distributed.fit import why_not_distributed
 from rbrepro.errors import InvalidParameter
 
 
@@ -16,7 +16,7 @@ def cluster_key(rd, node, methods: tuple[str, ...]) -> str:
     except InvalidParameter:
         rd.fail(node, "cluster", f"expected local:N or tcp://HOST:PORT, got {node.value!r}")
     for method in dict.fromkeys(methods):
-        if method in WHY_NOT:
-            rd.fail(node, "cluster", f"{method} does not fit across machines ({WHY_NOT[method]}); "
-                                     "a sweep with a cluster takes rb, rf and nystrom only")
+        why = why_not_distributed(method)
+        if why:
+            rd.fail(node, "cluster", f"{why} (a sweep with a cluster takes those only)")
     return str(node.value)

@@ -16,30 +16,41 @@ from rbrepro.distributed.partitions import column_sums, encode_targets, labels_o
 from rbrepro.errors import InvalidParameter
 from rbrepro.memory import GB, MemoryLimitError, check_memory
 from rbrepro.models import targets
-from rbrepro.models.feature_ridge import featurize_memory, solve_memory
-from rbrepro.models.registry import FEATURE_METHODS, SUBJECT
+from rbrepro.models.feature_ridge import FINAL_STEPS
+from rbrepro.models.registry import SUBJECT, feature_methods, method_spec
+from rbrepro.models.ridge_memory import featurize_memory, solve_memory
 from rbrepro.solvers.cg import ridge_cg
 from rbrepro.solvers.direct import solve_gram
 
-WHY_NOT = {
-    "block": "independent-block models factor each leaf's kernel matrix by Cholesky, and a leaf's rows must all be "
-             "on one machine",
-    "exact": "the exact kernel model factors the N x N kernel matrix by Cholesky, which needs every row on one machine",
-}
+
+def why_not_distributed(method: str) -> str:
+    """Why `method` does not fit across machines, in one line ("" where it does): its registry entry's
+    reason, or that only the ridge models on explicit features split by rows."""
+    spec = method_spec(method)
+    if spec.distributed:
+        return f"{method} does not fit across machines: {spec.distributed}; use {', '.join(_splittable())}"
+    if not spec.has_features:
+        return f"{method} does not fit across machines: only the ridge models on {', '.join(_splittable())} do"
+    return ""
+
+
+def _splittable() -> list[str]:
+    return [m for m in feature_methods() if not method_spec(m).distributed]
 
 
 def check_distributable(model) -> str:
-    """The model's method ('rb', 'rf' or 'nystrom'), or NotDistributable in one line saying why not."""
+    """The model's method, or NotDistributable in one line saying why not."""
     method = getattr(model, "_method", None) or getattr(model, "method", None)
-    if method in WHY_NOT:
-        raise NotDistributable(f"{method} does not fit across machines: {WHY_NOT[method]}; use rb, rf or nystrom")
-    if method not in FEATURE_METHODS or not hasattr(model, "_feature_map"):
+    why = why_not_distributed(method) if isinstance(method, str) else ""
+    if why:
+        raise NotDistributable(why)
+    if method is None or not hasattr(model, "_feature_map"):
         raise NotDistributable(f"{type(model).__name__} does not fit across machines: only the ridge models on "
-                               f"{', '.join(FEATURE_METHODS)} features do")
+                               f"{', '.join(_splittable())} features do")
     model._check_params()
-    if method == SUBJECT and model.solver == "direct":
-        raise NotDistributable("rb with solver direct factors the D x D matrix Z^T Z on one machine; use cg or pcg, "
-                               "whose steps are sums over the workers' rows")
+    if model.solver == "direct" and getattr(model.spec.feature_class(), "sparse", False):
+        raise NotDistributable(f"{method} with solver direct factors the D x D matrix Z^T Z of its sparse features on "
+                               "one machine; use cg or pcg, whose steps are sums over the workers' rows")
     return method
 
 
@@ -99,9 +110,9 @@ def _split(model, runner, matrices: list, encoded: list, sizes: list[int]) -> tu
     return splits, n_held
 
 
-def _search(model, runner, splits: list, n_fit: int, D: int, y_mean: np.ndarray) -> int:
+def _search(model, runner, splits: list, n_fit: int, D: int, y_mean: np.ndarray):
     """Early stopping's first pass: CG on the rows not held out, each step and each iterate's score
-    reduced from the workers; returns the best iterate's step count (the single-machine `_search`)."""
+    reduced from the workers; returns the rule, with the best iterate (the single-machine `_search`)."""
     operator = DistributedOperator(runner, runner.map(holdout.fit_matrix, splits), n_fit, D)
     stopper = holdout.DistributedValidation(runner, splits, y_mean, model._task, model.n_iter_no_change)
     stopper.start(np.zeros((D, y_mean.shape[0])))
@@ -110,26 +121,27 @@ def _search(model, runner, splits: list, n_fit: int, D: int, y_mean: np.ndarray)
     model.best_iteration_ = stopper.best_iteration
     model.search_iterations_ = result.iterations
     model.validation_scores_ = np.asarray(stopper.scores)
-    return stopper.best_iteration
+    return stopper
 
 
 def _solve(model, operator: DistributedOperator, encoded: list, y_mean: np.ndarray, runner,
            splits: list | None = None, n_held: int = 0) -> None:
-    """CG with each step reduced from the workers (with early stopping, for the step count the search
-    on the rows not held out chose: `_search`), or (RF, Nystrom) the Gram matrix reduced once. All
-    targets in one CG (a single-machine fit splits them into passes only where memory is short)."""
+    """CG with each step reduced from the workers (with early stopping, from the best iterate of the
+    search on the rows not held out, `_search`, for the final steps), or (RF, Nystrom) the Gram matrix
+    reduced once. All targets in one CG (a single-machine fit splits them into passes only where
+    memory is short)."""
     D, C = operator.shape[1], y_mean.shape[0]
     check_memory(f"the {model.solver_} solve for D = {D}",
-                 solve_memory(model._method, model.solver_, D, C),
+                 solve_memory(model._method, model.solver_, D, C, early_stopping=splits is not None),
                  model.memory_limit_gb)
     model.best_iteration_, model.search_iterations_ = -1, 0
     if model.solver_ in ("cg", "pcg"):
-        steps = model.maxit if splits is None else _search(model, runner, splits, operator.shape[0] - n_held, D,
-                                                           y_mean)
-        result = ridge_cg(operator, None, model.lam, steps, model.tol, jacobi=model.solver_ == "pcg",
-                          rhs=operator.rhs(encoded, y_mean))
+        searched = None if splits is None else _search(model, runner, splits, operator.shape[0] - n_held, D, y_mean)
+        result = ridge_cg(operator, None, model.lam, model.maxit if searched is None else FINAL_STEPS, model.tol,
+                          jacobi=model.solver_ == "pcg", rhs=operator.rhs(encoded, y_mean),
+                          x0=None if searched is None else searched.best_coef)
         model.coef_ = result.coef
-        model.cg_iterations_ = result.iterations
+        model.cg_iterations_ = result.iterations + (0 if searched is None else searched.best_iteration)
         model.cg_residual_ = float(result.relative_residual.max())
         model.cg_passes_ = 1
         return
@@ -148,7 +160,7 @@ def fit_across(model, runner, sources: list) -> dict:
 
     With early_stopping, the feature map is fitted on every row, as the single-machine fit's is; each
     partition holds out its share of the rows that fit holds out (holdout), the search on the rest picks
-    the step count, and the final solve runs on every row; y_mean is of all rows."""
+    its best iterate, and from there CG runs on every row; y_mean is of all rows."""
     method = check_distributable(model)
     widths = {s.n_features for s in sources}
     if len(widths) != 1:

@@ -8,8 +8,8 @@ cuts its Z and targets into the rows the search trains on and the held-out rows,
 worker. Each iterate W of the search goes to every partition, which returns its held-out rows'
 correct decisions (classification) or squared error (regression) and their count; the client adds
 them in partition order, so the score is the single-machine one (a count exactly, an error to
-rounding) and so is every decision of the rule (solvers.stopping.ValidationStopping). The final
-solve runs on every row for the step count the search chose, as the single-machine fit's does.
+rounding) and so is every decision of the rule (solvers.stopping.ValidationStopping). From the
+search's best iterate, CG goes on over every row for the single-machine fit's final steps.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class DistributedValidation(ValidationStopping):
     accuracy = correct decisions / held-out rows, or minus the squared error."""
 
     def __init__(self, runner, splits: list, y_mean: np.ndarray, task: str, patience: int):
-        super().__init__(None, None, patience, keep_coef=False)
+        super().__init__(None, None, patience)
         self.runner = runner
         self.splits = splits
         self.y_mean = y_mean

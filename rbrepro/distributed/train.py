@@ -6,18 +6,23 @@ from __future__ import annotations
 from rbrepro.distributed.cluster import CONNECT_TIMEOUT_S, open_cluster, parse_cluster
 from rbrepro.distributed.errors import NotDistributable
 from rbrepro.distributed.estimator import DistributedRidge
-from rbrepro.distributed.fit import WHY_NOT
 
 
 def refuse_early(params) -> None:
-    """Refuse, before starting or reaching a cluster, what cannot run across machines."""
-    params.validate()
-    if params.method in WHY_NOT:
-        raise NotDistributable(f"{params.method} does not fit across machines: {WHY_NOT[params.method]}; "
-                               "use rb, rf or nystrom")
+    """Refuse, before starting or reaching a cluster or loading any row, what cannot run across
+    machines: the method, the solver, and every check of the estimator's own (fit.check_distributable
+    on the estimator these parameters build)."""
+    from rbrepro.distributed.fit import check_distributable, why_not_distributed
+    from rbrepro.models.cell import make_model
+
+    params = params.validate().resolved()
+    why = why_not_distributed(params.method)
+    if why:
+        raise NotDistributable(why)
     if params.solver == "rcd":
         raise NotDistributable("the rcd solver updates one coordinate at a time against every row's residual; it does "
                                "not fit across machines (use cg, pcg or, for rf and nystrom, direct)")
+    check_distributable(make_model(params, "classification", 1))
 
 
 def _wrapper(client, partitions):

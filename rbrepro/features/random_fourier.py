@@ -83,10 +83,15 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         check_memory(f"rf frequencies for d = {X.shape[1]} at R = {self.n_components}",
                      12.0 * X.shape[1] * self.n_components, self.memory_limit_gb)
         rng = np.random.default_rng(seed_of(self.random_state))
-        self.omegas_ = draw_frequencies(rng, X.shape[1], self.n_components, self.sigma, self.kernel).astype(np.float32)
+        self.omegas_ = self._frequencies(rng, X.shape[1]).astype(np.float32)
         self.phases_ = rng.uniform(0, 2 * np.pi, self.n_components).astype(np.float32)
         self._n_features_out = self.n_components
         return self
+
+    def _frequencies(self, rng, d: int) -> np.ndarray:
+        """The d x R frequencies (`draw_frequencies`); a subclass draws them otherwise (a plug-in's
+        orthogonal or quasi-random frequencies) and keeps everything else."""
+        return draw_frequencies(rng, d, self.n_components, self.sigma, self.kernel)
 
     def transform(self, X) -> np.ndarray:
         check_is_fitted(self, "omegas_")

@@ -14,12 +14,12 @@ import importlib
 
 #: public name -> the module that defines it
 _HOMES = {
-    "RandomBinningClassifier": "feature_ridge",
-    "RandomBinningRegressor": "feature_ridge",
-    "RandomFourierClassifier": "feature_ridge",
-    "RandomFourierRegressor": "feature_ridge",
-    "NystromClassifier": "feature_ridge",
-    "NystromRegressor": "feature_ridge",
+    "RandomBinningClassifier": "ridge_classes",
+    "RandomBinningRegressor": "ridge_classes",
+    "RandomFourierClassifier": "ridge_classes",
+    "RandomFourierRegressor": "ridge_classes",
+    "NystromClassifier": "ridge_classes",
+    "NystromRegressor": "ridge_classes",
     "IndependentBlockClassifier": "kernel_ridge",
     "IndependentBlockRegressor": "kernel_ridge",
     "ExactKernelClassifier": "kernel_ridge",
@@ -28,7 +28,7 @@ _HOMES = {
     "L1FeatureRegressor": "l1_model",
 }
 
-__all__ = [*_HOMES, "load"]
+__all__ = [*_HOMES, "load", "save"]
 
 
 def __getattr__(name: str):
@@ -39,6 +39,15 @@ def __getattr__(name: str):
 
 def __dir__():
     return sorted([*globals(), *_HOMES])
+
+
+def save(model, path):
+    """Write a fitted rbrepro estimator, or a fitted scikit-learn Pipeline of scalers (MinMaxScaler,
+    MaxAbsScaler, StandardScaler) ending in one, to `path` (.npz, no pickle); `load(path)` reads it
+    back as a `SavedModel`."""
+    from rbrepro.models.persist import save as save_file
+
+    return save_file(model, path)
 
 
 def load(path):

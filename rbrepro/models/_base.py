@@ -48,12 +48,9 @@ class _TaskEstimator:
     def save(self, path):
         """Write the fitted model to `path` (.npz, no pickle: arrays and a checksummed JSON header);
         `rbrepro.models.load(path)` reads it back, `rbrepro predict` applies it to a file."""
-        from rbrepro.models.persist import save_model
+        from rbrepro.models.persist import save
 
-        check_is_fitted(self)
-        return save_model(self, path, dataset="(python)", n_features=self.n_features_in_,
-                          task=self._task if self._task == "regression" else "classification", scaler=None,
-                          fingerprint="", scaling="as given")
+        return save(self, path)
 
     def predict_train(self) -> np.ndarray:
         """Predictions on the training rows, from the scores kept at fit (no second featurization)."""

@@ -19,66 +19,30 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from rbrepro.constraints import Interval, Options, validate_params
 from rbrepro.errors import InvalidParameter
-from rbrepro.features.params import check_nonnegative, seed_of
+from rbrepro.features.params import seed_of
 from rbrepro.memory import check_memory, memory_limit_bytes
-from rbrepro.models._base import _Classifier, _Regressor
-from rbrepro.models.registry import RIDGE_SOLVERS, MethodSpec, method_spec
-from rbrepro.solvers.cg import MAXIT, TOL, ridge_cg
+from rbrepro.models._base import _Classifier
+from rbrepro.models.registry import MethodSpec, method_spec
+from rbrepro.models.ridge_memory import cg_columns_per_pass, solve_memory
+from rbrepro.solvers.cg import ridge_cg
 from rbrepro.solvers.direct import ridge_direct
 from rbrepro.solvers.operator import DenseOperator, as_operator
 from rbrepro.solvers.stopping import (
-    PATIENCE,
-    VALIDATION_FRACTION,
     ValidationStopping,
-    check_fraction,
-    check_patience,
     classification_score,
     held_out,
     mean_sign_accuracy,
     regression_score,
 )
-
-SOLVERS = RIDGE_SOLVERS
-
+from rbrepro.vocabulary import KERNELS, RIDGE_SOLVERS
 
 PREDICT_BLOCK_ENTRIES = 1 << 26  # feature entries per prediction block: 256 MB of int32 ids or float32 values
-
-
-def _feature_spec(method: str) -> MethodSpec:
-    spec = method_spec(method)
-    if spec.memory != "features":
-        raise InvalidParameter(f"no feature map named {method!r}; {spec.title} has none")
-    return spec
-
-
-def featurize_memory(method: str, n: int, d: int, R: int) -> float:
-    """Bytes of the big arrays of featurizing n rows (checked before allocating): each feature
-    map's own `fit_memory`; an unknown method is refused, never modelled as another."""
-    return _feature_spec(method).fit_memory(n, d, R)
-
-
-def _cg_memory(D: int, C: int) -> float:
-    """CG's D x C arrays: 7 (early stopping's search keeps no copy of an iterate: only its step count)."""
-    return 8.0 * D * C * 7
-
-
-def solve_memory(method: str, solver: str, D: int, C: int) -> float:
-    """Bytes of the ridge solve for D columns and C targets: CG's vectors, or the normal equations
-    (dense; a sparse feature map's LU fill-in is not predictable, so bounded as dense)."""
-    if solver in ("cg", "pcg"):
-        return _cg_memory(D, C)
-    if getattr(_feature_spec(method).feature_class(), "sparse", False):
-        return 8.0 * D * D
-    return 8.0 * D * D * 2 + 8.0 * D * C
-
-
-def cg_columns_per_pass(D: int, C: int, limit_bytes: float) -> int:
-    """Targets one CG pass can take: all C when their vectors fit `limit_bytes`, else as many as
-    fit beside the full D x C coefficient matrix (0: not even one)."""
-    if _cg_memory(D, C) <= limit_bytes:
-        return C
-    return max(0, min(C, int((limit_bytes - 8.0 * D * C) // _cg_memory(D, 1))))
+#: early stopping's last steps: CG from the search's best iterate on every row, the held-out rows added
+#: (as good as fitting every row anew for the chosen step count on the mirror's sets, and a fraction of
+#: its cost: bench/stopping.py)
+FINAL_STEPS = 4
 
 
 def fit_features(features, X):
@@ -114,8 +78,24 @@ class _FeatureRidge(BaseEstimator):
     classes_ for classifiers).
     """
 
-    _method: str  # the registry's name of its feature method, fixed by the class
+    _method: str  # the registry's name of its feature method, fixed by the class (`spec` is its entry)
     _r_param: str  # the keyword that takes R
+    #: what each parameter takes (constraints.validate_params, at fit): R's keyword is added by `_constraints`
+    _parameter_constraints = {
+        "sigma": [Interval(float, 0, None, closed="neither")],
+        "kernel": [Options(*KERNELS)],
+        "lam": [Interval(float, 0, None)],
+        "solver": [Options(*RIDGE_SOLVERS)],
+        "maxit": [Interval(int, 0, None)],
+        "tol": [Interval(float, 0, None, closed="neither")],
+        "center": ["boolean"],
+        "random_state": ["random_state"],
+        "memory_limit_gb": [None, Interval(float, 0, None, closed="neither")],
+        "draws": [Options("numpy", "authors")],
+        "early_stopping": [Options("auto", True, False)],
+        "validation_fraction": [Interval(float, 0, 1, closed="neither")],
+        "n_iter_no_change": [Interval(int, 1, None)],
+    }
     #: its fitted state, as a saved model holds it (models.persist): arrays, then scalars
     _saved_arrays = ("coef_", "y_mean_", "train_scores_")
     _saved_scalars = ("solver_", "center_", "n_columns_", "cg_iterations_", "cg_residual_", "featurize_s_",
@@ -127,28 +107,29 @@ class _FeatureRidge(BaseEstimator):
     def _n_requested(self) -> int:
         return getattr(self, self._r_param)
 
+    @property
+    def spec(self) -> MethodSpec:
+        """Its method's registry entry (read once per class)."""
+        cls = type(self)
+        if cls.__dict__.get("_spec_cache") is None:
+            cls._spec_cache = method_spec(self._method)
+        return cls._spec_cache
+
     def _feature_map(self):
         """Its method's feature map, drawn with R and the parameters of this estimator the map takes."""
         params = {k: v for k, v in self.get_params(deep=False).items() if k != self._r_param}
-        return method_spec(self._method).feature_map(self._n_requested(), **params)
+        return self.spec.feature_map(self._n_requested(), **params)
 
     @property
     def method(self) -> str:
-        """The feature method's name ('rb', 'rf', 'nystrom', ...; fixed by the class)."""
+        """The feature method's name (fixed by the class; `spec` is its registry entry)."""
         return self._method
 
     def _check_params(self):
-        if self.solver not in SOLVERS:
-            raise InvalidParameter(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        check_nonnegative("lam", self.lam)
-        if not (isinstance(self.maxit, (int, np.integer)) and self.maxit >= 0):
-            raise InvalidParameter(f"maxit must be an integer >= 0, got {self.maxit!r}")
-        if not (isinstance(self.tol, (int, float, np.number)) and self.tol > 0):
-            raise InvalidParameter(f"tol must be a number > 0, got {self.tol!r}")
-        if not (isinstance(self.early_stopping, (bool, np.bool_)) or self.early_stopping == "auto"):
-            raise InvalidParameter(f"early_stopping must be 'auto', True or False, got {self.early_stopping!r}")
-        check_fraction(self.validation_fraction)
-        check_patience(self.n_iter_no_change)
+        """Every parameter against `_parameter_constraints` (R's keyword an integer >= 1), then the one
+        rule between two of them."""
+        validate_params(self.get_params(deep=False),
+                        {**self._parameter_constraints, self._r_param: [Interval(int, 1, None)]})
         if self.early_stopping is True and self.solver not in ("cg", "pcg"):
             raise InvalidParameter(f"early_stopping stops CG's iterations; solver {self.solver!r} has none "
                                    f"(use solver='cg' or 'pcg')")
@@ -163,8 +144,8 @@ class _FeatureRidge(BaseEstimator):
     def fit(self, X, y):
         """Featurize X, then solve (Z^T Z + lam I) W = Z^T (Y - y_mean) with the chosen solver. With
         early stopping, CG first runs on the rows not held out, its iterates scored on the held-out
-        rows, and the final model is CG on every row for the number of steps the best one took
-        (`_solve_cg`): the held-out rows pick the stop, then they are trained on too."""
+        rows, and from the best one CG goes on for FINAL_STEPS steps on every row (`_solve_cg`): the
+        held-out rows pick the stop, then they are trained on too."""
         X, Y = self._validate_fit(X, y)
         self._check_params()
         self.solver_ = self.solver
@@ -172,7 +153,7 @@ class _FeatureRidge(BaseEstimator):
         self.y_mean_ = Y.mean(axis=0) if self.center_ else np.zeros(Y.shape[1])
         n, d = X.shape
         R = self._n_requested()
-        spec = method_spec(self._method)
+        spec = self.spec
         capped = min(R, n) if getattr(spec.feature_class(), "R_at_most_rows", False) else R
         check_memory(f"{self._method} features of {n} rows at R = {R}", spec.fit_memory(n, d, capped),
                      self.memory_limit_gb)
@@ -189,7 +170,7 @@ class _FeatureRidge(BaseEstimator):
             self._solve_cg(operator, Y - self.y_mean_, split)
         else:
             check_memory(f"the {self.solver_} solve for D = {self.n_columns_}",
-                         solve_memory(self._method, self.solver_, self.n_columns_, Y.shape[1]), self.memory_limit_gb)
+                         solve_memory(self.spec, self.solver_, self.n_columns_, Y.shape[1]), self.memory_limit_gb)
             self.coef_ = ridge_direct(operator.Z if isinstance(operator, DenseOperator) else operator,
                                       Y - self.y_mean_, self.lam)
             self.cg_iterations_, self.cg_residual_ = 0, float("nan")
@@ -270,7 +251,7 @@ class _FeatureRidge(BaseEstimator):
             score = classification_score(part)
         else:
             score = mean_sign_accuracy(part)
-        return ValidationStopping(Z_val, score, self.n_iter_no_change, keep_coef=False)
+        return ValidationStopping(Z_val, score, self.n_iter_no_change)
 
     def _search(self, split: tuple, lo: int, hi: int, C: int) -> ValidationStopping:
         """Early stopping's first pass for targets lo ... hi-1: CG on the rows not held out, each iterate
@@ -290,25 +271,30 @@ class _FeatureRidge(BaseEstimator):
         """CG on all targets at once when its vectors fit the memory limit, else on blocks of
         targets in turn (each column's CG is independent, so the result is the same): mnist
         at R = 937 has D = 56 M, and 10 classes at once would need 31 GB. With a held-out split,
-        each block's step count is the best on the held-out rows (`_search`)."""
+        each block's search (`_search`) keeps its best iterate, and CG goes on from there on every
+        row, the held-out rows added, for FINAL_STEPS steps."""
         D, C = self.n_columns_, Y.shape[1]
-        per_pass = cg_columns_per_pass(D, C, memory_limit_bytes(self.memory_limit_gb))
+        stops_early = split is not None
+        per_pass = cg_columns_per_pass(D, C, memory_limit_bytes(self.memory_limit_gb), stops_early)
         if per_pass < 1:  # not even one target fits beside the coefficients: refused in one line
             check_memory(f"the {self.solver_} solve for D = {D}",
-                         solve_memory(self._method, self.solver_, D, 1) + 8.0 * D * C,
+                         solve_memory(self.spec, self.solver_, D, 1, stops_early) + 8.0 * D * C,
                          self.memory_limit_gb)
             per_pass = 1
         coef = np.empty((D, C)) if per_pass < C else None
         self.cg_iterations_, self.cg_residual_, self.cg_passes_ = 0, 0.0, 0
         for lo in range(0, C, per_pass):
             hi = min(C, lo + per_pass)
-            steps = self.maxit if split is None else self._search(split, lo, hi, C).best_iteration
-            result = ridge_cg(operator, Y[:, lo:hi], self.lam, steps, self.tol, jacobi=self.solver_ == "pcg")
+            searched = None if split is None else self._search(split, lo, hi, C)
+            result = ridge_cg(operator, Y[:, lo:hi], self.lam, self.maxit if searched is None else FINAL_STEPS,
+                              self.tol, jacobi=self.solver_ == "pcg",
+                              x0=None if searched is None else searched.best_coef)
             if coef is None:
                 coef = result.coef
             else:
                 coef[:, lo:hi] = result.coef
-            self.cg_iterations_ = max(self.cg_iterations_, result.iterations)
+            steps = result.iterations + (0 if searched is None else searched.best_iteration)
+            self.cg_iterations_ = max(self.cg_iterations_, steps)
             self.cg_residual_ = max(self.cg_residual_, float(result.relative_residual.max()))
             self.cg_passes_ += 1
         self.coef_ = coef
@@ -338,7 +324,7 @@ class _FeatureRidge(BaseEstimator):
         small = X[:8]
         n = small.shape[0]
         # several targets need a classifier: the registry's twin of a regressor
-        classifier = type(self) if isinstance(self, _Classifier) else method_spec(self._method).estimator("classification")
+        classifier = type(self) if isinstance(self, _Classifier) else self.spec.estimator("classification")
         # without early stopping: 8 rows may hold none out, and its search runs the same kernels
         probe = classifier(**{**self.get_params(deep=False), self._r_param: min(2, n), "maxit": 2,
                               "memory_limit_gb": None, "early_stopping": False})
@@ -349,187 +335,3 @@ class _FeatureRidge(BaseEstimator):
 
     def cost(self) -> dict:
         return feature_cost(self)
-
-
-_R_DOC = """
-    Parameters
-    ----------
-    {r_name} : int, default=256
-        R, {r_meaning}.
-    sigma : float, default=1.0
-        Inverse kernel width: k(x, y) = exp(-sigma * distance(x, y)).
-{kernel_doc}    lam : float, default=0.01
-        Ridge lambda, used as written (not scaled by N).
-    solver : {{"cg", "pcg", "direct"}}, default="{solver}"
-        CG on Z (at most `maxit` iterations, relative residual `tol`; the paper's solver),
-        CG preconditioned by (diag(Z^T Z) + lam)^(1/2) (solvers.cg), or a direct solve of the
-        normal equations.
-    maxit : int, default=50
-        CG iteration cap (the authors' default; early stopping is part of the regularization).
-    tol : float, default=1e-3
-        CG relative residual at which to stop.
-    early_stopping : {{"auto", True, False}}, default="auto"
-        Hold out `validation_fraction` of the training rows (chosen by a hash of the seed and the
-        row number), run CG on the others scoring every iterate on the held-out rows until
-        `n_iter_no_change` iterations bring no better one, then fit every row for the best one's
-        number of steps (solvers.stopping). Needs no test data. "auto": wherever the solver is CG
-        and the split leaves rows on both sides; False: `maxit` steps (the authors' rule).
-    validation_fraction : float, default=0.1
-    n_iter_no_change : int, default=8
-    center : bool, default={center}
-        Subtract the training mean of the targets and add it back at prediction.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the feature draw.
-    memory_limit_gb : float or None, default=None
-        Refuse, before allocating, work whose estimate exceeds this many GB (None:
-        $RBREPRO_MEMORY_LIMIT_GB or 60 % of RAM).
-{draws_doc}
-    Attributes
-    ----------
-    features_ : the fitted feature map.
-    coef_ : ndarray of shape (D, C)
-        Ridge weights (C = 1 for regression and two classes, else one column per class).
-    y_mean_ : ndarray of shape (C,)
-    classes_ : ndarray (classifiers only)
-    n_features_in_ : int
-    n_columns_ : int
-        D, the number of feature columns.
-    cg_iterations_, cg_residual_ : CG's iterations and worst final relative residual.
-    early_stopping_ : bool
-        Whether this fit stopped early.
-    best_iteration_, search_iterations_, n_validation_, validation_scores_ : with early stopping,
-        the step count kept, the steps its search ran, the held-out rows and the score of every
-        iterate of the search (-1, 0, 0 and absent without it).
-    featurize_s_, solve_s_, train_s_ : wall seconds of the fit's phases.
-"""
-
-_DRAWS_DOC = """    draws : {"numpy", "authors"}, default="numpy"
-        Grids from numpy's generator seeded by random_state, or the authors' C++ draws replayed
-        bit for bit (the same for every seed; to regenerate their published numbers).
-"""
-
-_KERNEL_DOC = """    kernel : {"l1", "euclidean"}, default="l1"
-        Distance of the Laplacian kernel: ||x - y||_1 (the kernel RB approximates) or
-        ||x - y||_2 (what the authors' baselines used; docs/design.md §2a).
-"""
-
-
-def _doc(summary: str, r_name: str, r_meaning: str, solver: str, center: bool, kernel: bool) -> str:
-    return summary + "\n" + _R_DOC.format(r_name=r_name, r_meaning=r_meaning, solver=solver, center=center,
-                                          kernel_doc=_KERNEL_DOC if kernel else "",
-                                          draws_doc="" if kernel else _DRAWS_DOC)
-
-
-class _RandomBinningRidge(_FeatureRidge):
-    _method = "rb"
-    _r_param = "n_grids"
-
-    def __init__(self, *, n_grids=256, sigma=1.0, lam=0.01, solver="pcg", maxit=MAXIT, tol=TOL, center=False,
-                 random_state=None, memory_limit_gb=None, draws="numpy", early_stopping="auto",
-                 validation_fraction=VALIDATION_FRACTION, n_iter_no_change=PATIENCE):
-        self.n_grids = n_grids
-        self.sigma = sigma
-        self.lam = lam
-        self.solver = solver
-        self.maxit = maxit
-        self.tol = tol
-        self.center = center
-        self.random_state = random_state
-        self.memory_limit_gb = memory_limit_gb
-        self.draws = draws
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-
-
-class _RandomFourierRidge(_FeatureRidge):
-    _method = "rf"
-    _r_param = "n_components"
-
-    def __init__(self, *, n_components=256, sigma=1.0, kernel="l1", lam=0.01, solver="direct", maxit=MAXIT, tol=TOL,
-                 center=True, random_state=None, memory_limit_gb=None, early_stopping="auto",
-                 validation_fraction=VALIDATION_FRACTION, n_iter_no_change=PATIENCE):
-        self.n_components = n_components
-        self.sigma = sigma
-        self.kernel = kernel
-        self.lam = lam
-        self.solver = solver
-        self.maxit = maxit
-        self.tol = tol
-        self.center = center
-        self.random_state = random_state
-        self.memory_limit_gb = memory_limit_gb
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-
-
-class _NystromRidge(_RandomFourierRidge):
-    """The same parameters as RF (R landmarks instead of R frequencies)."""
-
-    _method = "nystrom"
-
-
-class RandomBinningClassifier(_Classifier, _RandomBinningRidge):
-    __doc__ = _doc("Ridge classifier (one-vs-all) on Random Binning features (Alg. 1) of exp(-sigma ||x - y||_1).",
-                   "n_grids", "the number of random grids", "pcg", False, False)
-
-
-class RandomBinningRegressor(_Regressor, _RandomBinningRidge):
-    __doc__ = _doc("Ridge regression on Random Binning features (Alg. 1) of exp(-sigma ||x - y||_1).",
-                   "n_grids", "the number of random grids", "pcg", False, False)
-
-
-class RandomFourierClassifier(_Classifier, _RandomFourierRidge):
-    __doc__ = _doc("Ridge classifier (one-vs-all) on Random Fourier features of a Laplacian kernel.",
-                   "n_components", "the number of random features", "direct", True, True)
-
-
-class RandomFourierRegressor(_Regressor, _RandomFourierRidge):
-    __doc__ = _doc("Ridge regression on Random Fourier features of a Laplacian kernel.",
-                   "n_components", "the number of random features", "direct", True, True)
-
-
-class NystromClassifier(_Classifier, _NystromRidge):
-    __doc__ = _doc("Ridge classifier (one-vs-all) on Nystrom features of a Laplacian kernel.",
-                   "n_components", "the number of landmarks (at most the number of training rows)", "direct",
-                   True, True)
-
-
-class NystromRegressor(_Regressor, _NystromRidge):
-    __doc__ = _doc("Ridge regression on Nystrom features of a Laplacian kernel.",
-                   "n_components", "the number of landmarks (at most the number of training rows)", "direct",
-                   True, True)
-
-
-#: (method, task) -> estimator class, of the paper's feature methods
-FEATURE_RIDGE = {
-    ("rb", "classification"): RandomBinningClassifier, ("rb", "regression"): RandomBinningRegressor,
-    ("rf", "classification"): RandomFourierClassifier, ("rf", "regression"): RandomFourierRegressor,
-    ("nystrom", "classification"): NystromClassifier, ("nystrom", "regression"): NystromRegressor,
-}
-_MADE: dict = {}
-
-
-def _with_defaults(init, **defaults):
-    """A copy of `init` whose keyword defaults are changed (sklearn reads them from the signature)."""
-    import types
-
-    made = types.FunctionType(init.__code__, init.__globals__, init.__name__, init.__defaults__, init.__closure__)
-    made.__kwdefaults__ = {**init.__kwdefaults__, **defaults}
-    made.__doc__ = init.__doc__
-    return made
-
-
-def ridge_estimator(spec: MethodSpec, task: str) -> type:
-    """The ridge classifier or regressor on the feature map of a registered method that names no
-    estimators of its own: RF's parameters (R as n_components), its default solver, made once."""
-    if spec not in _MADE:
-        stem = spec.feature_class().__name__.removesuffix("Features") + "Ridge"
-        base = type(f"_{stem}", (_RandomFourierRidge,), {
-            "_method": spec.name, "__init__": _with_defaults(_RandomFourierRidge.__init__, solver=spec.default_solver),
-            "__module__": __name__})
-        _MADE[spec] = {t: type(f"{stem}{role.__name__[1:]}", (role, base), {
-            "__doc__": f"Ridge {t} on {spec.title} features.", "__module__": __name__})
-            for t, role in (("classification", _Classifier), ("regression", _Regressor))}
-    return _MADE[spec][task]

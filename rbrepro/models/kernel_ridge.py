@@ -319,8 +319,3 @@ class IndependentBlockRegressor(_Regressor, _IndependentBlockRidge):
                           "tree.", _BLOCK_PARAMS, _BLOCK_FITTED)
 
 
-#: (method, task) -> estimator class
-KERNEL_RIDGE = {
-    ("exact", "classification"): ExactKernelClassifier, ("exact", "regression"): ExactKernelRegressor,
-    ("block", "classification"): IndependentBlockClassifier, ("block", "regression"): IndependentBlockRegressor,
-}

@@ -1,35 +1,48 @@
-"""The methods of the paper, each described once: what R means for it, how it is solved, which
-kernels and draws it takes, its feature map and memory model, its figure style, and whether
-Theorem 1's diagnostics apply (docs/design.md §1-2).
+"""The methods, each described once: what R means for it, how it is solved, which kernels and draws
+it takes, its feature map and memory model, whether targets are centred, whether it fits across
+machines, its kappa for Theorem 1, its figure style (docs/design.md §1-2).
 
-Everything that has to know a method's properties reads them here: the cell parameters'
-validation and `make_model`, the sweep config's cell policy, the runner's memory estimate, the
-σ selection, the saved-model reader, the figures' styles and the CLI's choices. Code that names
-one method on purpose (RB against its baselines in a claim, the exact kernel's line in a
-figure) still names it; code that asks *what kind* of method this is asks the registry.
+Everything that has to know a method's properties reads them here, when it needs them: the cell
+parameters' validation and `make_model`, the sweep config's cell policy, the runner's memory
+estimate, sigma selection, the saved-model reader, the distributed fit, the diagnostics, the
+figures' styles and the command line's choices and help. Code that names one of the paper's
+methods on purpose (RB against its baselines in a claim, the exact kernel's line in a figure)
+names it through its role (SUBJECT, REFERENCE, `monte_carlo_baseline`), never by a string.
 
-A new method is one module plus one `register_method(MethodSpec(...))`: an explicit feature map
-(`features`: a class with `fit`/`transform`, `fit_memory` and `_saved_arrays`/`_saved_scalars`)
-gets its ridge classifier and regressor made by `models.feature_ridge` unless `estimators` names
-its own; a kernel-matrix model names its `estimators`. An incomplete entry is refused by name.
+A method from anywhere is one module plus one `MethodSpec`: inside rbrepro by `register_method`,
+from another package by the entry-point group `rbrepro.methods` (an entry naming a MethodSpec, or a
+function returning one or several), which the registry loads the first time it is read, in every
+process (the command line, sweep workers, dask workers). An explicit feature map (`features`: a class
+with `fit`/`transform`, `fit_memory` and `_saved_arrays`/`_saved_scalars`) gets its ridge classifier
+and regressor from `models.ridge_classes` unless `estimators` names its own. Every field is keyword
+only; the ones a method must state default to UNKNOWN and an entry that leaves one unsaid is refused,
+naming it, rather than borrowing another method's.
 
-A leaf: it imports only the error kinds and the vocabularies (rbrepro.vocabulary); classes named
-by "module:Class" strings are imported on use.
+A leaf: it imports only the error kinds and the vocabularies (rbrepro.vocabulary); classes named by
+"module:Class" strings are imported on use.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from rbrepro.errors import InvalidParameter, UnknownName
 from rbrepro.vocabulary import KERNELS, RIDGE_SOLVERS, SOLVERS
 
+log = logging.getLogger(__name__)
+
 ROLES = ("subject", "baseline", "reference")
 MEMORY_MODELS = ("features", "kernel", "blocks")
+#: a field a method has to state and did not: refused by `register_method`, never read as a default
+UNKNOWN = "unknown"
+#: the entry-point group a package declares its methods in
+ENTRY_POINTS = "rbrepro.methods"
 #: the L1 models trained by RCD on a feature method (docs/design.md §4)
 RCD_ESTIMATORS = ("rbrepro.models.l1_model:L1FeatureClassifier", "rbrepro.models.l1_model:L1FeatureRegressor")
 #: makes the ridge classifier and regressor of a feature method that names no estimators
-RIDGE_ON_FEATURES = "rbrepro.models.feature_ridge:ridge_estimator"
+RIDGE_ON_FEATURES = "rbrepro.models.ridge_classes:ridge_estimator"
 
 
 def resolve(target):
@@ -42,25 +55,28 @@ def resolve(target):
     return getattr(importlib.import_module(module), name)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MethodSpec:
     """What the rest of rbrepro needs to know about one method."""
 
     name: str
-    title: str
-    role: str                   # "subject" (RB), "baseline" (compared with RB), "reference" (the exact kernel)
-    r_meaning: str              # what R counts ("" when the method has no R)
-    r_parameter: str | None     # the estimator's (and feature map's) keyword that takes R (None: no R)
-    default_solver: str         # what solver "default" means for it
-    solvers: tuple[str, ...]    # the solver names a cell may give it ("default" included)
-    kernels: tuple[str, ...]    # the kernels it approximates or computes
-    memory: str                 # "features" (its feature map's fit_memory), "kernel" (N x N), "blocks" (unmodelled)
-    estimators: tuple = ("", "")  # its classifier and regressor ("module:Class" or classes); none: feature ridge's
-    randomized: bool = True     # its result depends on the seed (so it gets seed bands)
-    authors_draws: bool = False  # `rng: authors` can replay the authors' C++ draws for it
-    features: object = ""       # its feature map ("module:Class" or the class) when memory == "features"
+    title: str = UNKNOWN
+    role: str = UNKNOWN                  # "subject" (RB), "baseline" (compared with RB), "reference" (the exact kernel)
+    r_meaning: str = UNKNOWN             # what R counts ("" when the method has no R)
+    r_parameter: str | None = UNKNOWN    # the estimator's (and feature map's) keyword that takes R (None: no R)
+    default_solver: str = UNKNOWN        # what solver "default" means for it
+    solvers: tuple[str, ...] = ()        # the solver names a cell may give it ("default" included)
+    kernels: tuple[str, ...] = ()        # the kernels it approximates or computes
+    memory: str = UNKNOWN                # "features" (its map's fit_memory), "kernel" (N x N), "blocks" (unmodelled)
+    estimators: tuple = ("", "")         # its classifier and regressor ("module:Class" or classes); none: ridge's
+    features: object = ""                # its feature map ("module:Class" or the class) when memory == "features"
+    center: bool | None = None           # targets centred by default (a feature method must say)
+    randomized: bool = True              # its result depends on the seed (so it gets seed bands)
+    authors_draws: bool = False          # `rng: authors` can replay the authors' C++ draws for it
+    distributed: str = ""                # why it cannot fit across machines ("": it can, by rows)
+    kappa: float | str | None = None     # Theorem 1's kappa: a number, "features" (the map's kappa_), None: none
+    theorem1: bool = False               # Theorem 1's diagnostics (theory/) measure it: an explicit Z, K ~ Z Z^T
     style: tuple[str, str, str] = ("", "", "")  # figure label, colour, marker
-    theorem1: bool = False      # Theorem 1's diagnostics (theory/) measure it: an explicit Z with K ~ Z Z^T
 
     def estimator(self, task: str) -> type:
         """Its classifier ("classification") or regressor ("regression") class, imported on use."""
@@ -94,6 +110,11 @@ class MethodSpec:
         """Solved by a Cholesky factorization of kernel blocks: CG's maxit and tol are not its settings."""
         return self.solvers == ("default",)
 
+    @property
+    def has_features(self) -> bool:
+        """An explicit feature matrix: featurize, RCD, a fit split by rows."""
+        return self.memory == "features"
+
 
 _ITERATIVE = ("default", *RIDGE_SOLVERS)
 
@@ -102,49 +123,125 @@ def _pair(module: str, stem: str) -> tuple[str, str]:
     return (f"rbrepro.models.{module}:{stem}Classifier", f"rbrepro.models.{module}:{stem}Regressor")
 
 
-METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in (
-    MethodSpec("rb", "Random Binning", "subject", "grids", "n_grids", "cg", _ITERATIVE + ("rcd",), ("l1",),
-               "features", _pair("feature_ridge", "RandomBinning"), authors_draws=True,
-               features="rbrepro.features.random_binning:RandomBinningFeatures", style=("RB", "tab:red", "o"),
-               theorem1=True),
-    MethodSpec("rf", "Random Fourier", "baseline", "features", "n_components", "direct", _ITERATIVE + ("rcd",), KERNELS,
-               "features", _pair("feature_ridge", "RandomFourier"),
-               features="rbrepro.features.random_fourier:RandomFourierFeatures", style=("RF", "tab:blue", "s"),
-               theorem1=True),
-    MethodSpec("nystrom", "Nyström", "baseline", "landmarks", "n_components", "direct", _ITERATIVE, KERNELS,
-               "features", _pair("feature_ridge", "Nystrom"), features="rbrepro.features.nystrom:NystromFeatures",
-               style=("Nyström", "tab:green", "^"), theorem1=True),
-    MethodSpec("block", "independent blocks", "baseline", "leaf size", "leaf_size", "cholesky", ("default",),
-               KERNELS, "blocks", _pair("kernel_ridge", "IndependentBlock"), style=("block", "tab:purple", "D")),
-    MethodSpec("exact", "exact kernel", "reference", "", None, "cholesky", ("default",), KERNELS, "kernel",
-               _pair("kernel_ridge", "ExactKernel"), randomized=False, style=("exact", "black", "")),
-)}
-_BUILT_IN = tuple(METHODS)
+#: the paper's methods, in its order
+BUILT_IN = (
+    MethodSpec(name="rb", title="Random Binning", role="subject", r_meaning="grids", r_parameter="n_grids",
+               default_solver="cg", solvers=(*_ITERATIVE, "rcd"), kernels=("l1",), memory="features",
+               estimators=_pair("ridge_classes", "RandomBinning"), authors_draws=True, center=False,
+               features="rbrepro.features.random_binning:RandomBinningFeatures", kappa="features", theorem1=True,
+               style=("RB", "tab:red", "o")),
+    MethodSpec(name="rf", title="Random Fourier", role="baseline", r_meaning="features", r_parameter="n_components",
+               default_solver="direct", solvers=(*_ITERATIVE, "rcd"), kernels=KERNELS, memory="features",
+               estimators=_pair("ridge_classes", "RandomFourier"), center=True,
+               features="rbrepro.features.random_fourier:RandomFourierFeatures", kappa=1.0, theorem1=True,
+               style=("RF", "tab:blue", "s")),
+    MethodSpec(name="nystrom", title="Nyström", role="baseline", r_meaning="landmarks", r_parameter="n_components",
+               default_solver="direct", solvers=_ITERATIVE, kernels=KERNELS, memory="features",
+               estimators=_pair("ridge_classes", "Nystrom"), center=True,
+               features="rbrepro.features.nystrom:NystromFeatures", theorem1=True,
+               style=("Nyström", "tab:green", "^")),
+    MethodSpec(name="block", title="independent blocks", role="baseline", r_meaning="leaf size",
+               r_parameter="leaf_size", default_solver="cholesky", solvers=("default",), kernels=KERNELS,
+               memory="blocks", estimators=_pair("kernel_ridge", "IndependentBlock"),
+               distributed="independent-block models factor each leaf's kernel matrix by Cholesky, and a leaf's "
+                           "rows must all be on one machine",
+               style=("block", "tab:purple", "D")),
+    MethodSpec(name="exact", title="exact kernel", role="reference", r_meaning="", r_parameter=None,
+               default_solver="cholesky", solvers=("default",), kernels=KERNELS, memory="kernel",
+               estimators=_pair("kernel_ridge", "ExactKernel"), randomized=False,
+               distributed="the exact kernel model factors the N x N kernel matrix by Cholesky, which needs every "
+                           "row on one machine",
+               style=("exact", "black", "")),
+)
+#: the paper's subject (RB) and its reference (the exact kernel): figures, claims and diagnostics that
+#: single one of them out name it through these (their roles are the paper's own: no plug-in takes them)
+SUBJECT = next(spec.name for spec in BUILT_IN if spec.role == "subject")
+REFERENCE = next(spec.name for spec in BUILT_IN if spec.role == "reference")
 
-#: the paper's method names, in its order (`method_names()` adds registered ones)
-METHOD_NAMES = _BUILT_IN
-#: methods with an explicit feature matrix (featurize, RCD)
-FEATURE_METHODS = tuple(name for name, spec in METHODS.items() if spec.memory == "features")
-#: methods the parallel RCD solver (§4) runs on
-RCD_METHODS = tuple(name for name, spec in METHODS.items() if "rcd" in spec.solvers)
-#: the methods compared with RB (rf, nystrom, block)
-BASELINES = tuple(name for name, spec in METHODS.items() if spec.role == "baseline")
-#: the paper's subject (RB) and its reference (the exact kernel), by role: figures, claims and
-#: diagnostics that single one of them out name it through these, never by a string of their own
-SUBJECT = next(name for name, spec in METHODS.items() if spec.role == "subject")
-REFERENCE = next(name for name, spec in METHODS.items() if spec.role == "reference")
-#: the baseline RB's parallel RCD is compared with (Fig. 6, claim 7): the other RCD method
-RCD_BASELINE = next(name for name in RCD_METHODS if name != SUBJECT)
+
+class _Registry(Mapping):
+    """name -> MethodSpec: the paper's methods, those registered at run time, and (loaded when the
+    registry is first read) those the installed packages declare in the ENTRY_POINTS group."""
+
+    def __init__(self, specs):
+        self._specs = {spec.name: spec for spec in specs}
+        self._loaded = False
+
+    def _load(self) -> dict:
+        if not self._loaded:
+            self._loaded = True  # first, so a plug-in that reads the registry while loading sees no loop
+            for spec in _entry_point_specs():
+                try:
+                    register_method(spec)
+                except InvalidParameter as exc:  # a broken plug-in is named and left out, never fatal
+                    log.warning("rbrepro: %s", exc)
+        return self._specs
+
+    def __getitem__(self, name: str) -> MethodSpec:
+        return self._load()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._load()))
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def __contains__(self, name) -> bool:
+        return name in self._load()
+
+
+def _entry_point_specs() -> list[MethodSpec]:
+    """The MethodSpecs the installed packages declare in ENTRY_POINTS (an entry may name a spec, or a
+    function returning one or a list of them); an entry that fails to load is named and left out."""
+    from importlib.metadata import entry_points
+
+    found = []
+    for entry in entry_points(group=ENTRY_POINTS):
+        try:
+            value = entry.load()
+            value = value() if callable(value) and not isinstance(value, MethodSpec) else value
+        except Exception as exc:  # noqa: BLE001 - another package's import may fail in any way
+            log.warning("rbrepro: the method plug-in %r (%s) did not load: %s: %s", entry.name, entry.value,
+                        type(exc).__name__, exc)
+            continue
+        specs = value if isinstance(value, (list, tuple)) else [value]
+        found += [s for s in specs if isinstance(s, MethodSpec)]
+        if not all(isinstance(s, MethodSpec) for s in specs):
+            log.warning("rbrepro: the method plug-in %r (%s) gives no MethodSpec", entry.name, entry.value)
+    return found
+
+
+METHODS = _Registry(BUILT_IN)
 
 
 def method_names() -> tuple[str, ...]:
-    """Every method's name, the paper's first, then those registered at run time."""
+    """Every method's name, the paper's first, then those registered or installed."""
     return tuple(METHODS)
+
+
+def feature_methods() -> tuple[str, ...]:
+    """The methods with an explicit feature matrix (featurize, RCD, a fit split by rows)."""
+    return tuple(name for name, spec in METHODS.items() if spec.has_features)
 
 
 def rcd_methods() -> tuple[str, ...]:
     """The methods the RCD solver runs on (their feature maps feed it)."""
     return tuple(name for name, spec in METHODS.items() if "rcd" in spec.solvers)
+
+
+def baselines() -> tuple[str, ...]:
+    """The methods compared with RB."""
+    return tuple(name for name, spec in METHODS.items() if spec.role == "baseline")
+
+
+def rcd_baseline() -> str:
+    """The baseline RB's parallel RCD is compared with (Fig. 6, claim 7): the paper's other RCD method."""
+    return next(spec.name for spec in BUILT_IN if "rcd" in spec.solvers and spec.name != SUBJECT)
+
+
+def monte_carlo_baseline() -> str:
+    """The random features whose objective gap falls as 1/R ([33]; kappa 1): Theorem 1's comparison."""
+    return next(spec.name for spec in BUILT_IN if spec.kappa == 1.0)
 
 
 def method_spec(name: str) -> MethodSpec:
@@ -153,6 +250,11 @@ def method_spec(name: str) -> MethodSpec:
         return METHODS[name]
     except KeyError:
         raise UnknownName(f"method {name!r} is not available; choose from {', '.join(METHODS)}") from None
+
+
+def method_help() -> str:
+    """The methods for a help text: each name with what it is, from the registry."""
+    return "; ".join(f"{name} ({spec.title})" for name, spec in METHODS.items())
 
 
 _RCD_DRAWS = ("rng and scoring 'authors' replay the authors' ridge drivers; rcd cells use numpy draws and the "
@@ -176,11 +278,20 @@ def solver_conflict(solver: str, methods, **setting) -> str | None:
     return None
 
 
+def _said(spec: MethodSpec) -> list[str]:
+    """The fields an entry left UNKNOWN (or empty) that every method must state."""
+    gaps = [] if spec.name.isidentifier() else [f"a name of letters, digits and '_' (got {spec.name!r})"]
+    for field_name in ("title", "role", "r_meaning", "r_parameter", "default_solver", "memory"):
+        if getattr(spec, field_name) == UNKNOWN:
+            gaps.append(field_name)
+    gaps += [] if spec.role in ROLES or spec.role == UNKNOWN else [f"role in {ROLES}"]
+    gaps += [] if spec.memory in MEMORY_MODELS or spec.memory == UNKNOWN else [f"memory in {MEMORY_MODELS}"]
+    return gaps
+
+
 def _gaps(spec: MethodSpec) -> list[str]:
     """What an entry lacks or gets wrong (empty: complete)."""
-    gaps = [] if spec.name.isidentifier() else [f"a name of letters, digits and '_' (got {spec.name!r})"]
-    gaps += [] if spec.role in ROLES else [f"role in {ROLES}"]
-    gaps += [] if spec.memory in MEMORY_MODELS else [f"memory in {MEMORY_MODELS}"]
+    gaps = _said(spec)
     gaps += [] if spec.solvers and set(spec.solvers) <= set(SOLVERS) and "default" in spec.solvers else \
         [f"solvers from {SOLVERS}, 'default' among them"]
     gaps += [] if spec.kernels and set(spec.kernels) <= set(KERNELS) else [f"kernels from {KERNELS}"]
@@ -189,6 +300,7 @@ def _gaps(spec: MethodSpec) -> list[str]:
     gaps += [] if len(spec.style) == 3 and spec.style[0] and spec.style[1] else ["style (label, colour, marker)"]
     if spec.memory == "features":
         gaps += [] if spec.features and spec.has_R else ["features (its feature map) and r_parameter"]
+        gaps += [] if spec.center is not None else ["center (whether its targets are centred by default)"]
         cls = resolve(spec.features) if spec.features else None
         needs = ("fit", "transform", "fit_memory", "_saved_arrays", "_saved_scalars")
         gaps += [f"a feature map with {', '.join(needs)}"] if cls and not all(hasattr(cls, a) for a in needs) else []
@@ -196,23 +308,29 @@ def _gaps(spec: MethodSpec) -> list[str]:
         gaps += ["estimators (classifier, regressor) for a method without a feature map"]
     gaps += ["feature-map methods only for 'rcd' and theorem1"] if spec.memory != "features" and (
         "rcd" in spec.solvers or spec.theorem1) else []
+    gaps += [] if spec.kappa is None or spec.kappa == "features" or isinstance(spec.kappa, (int, float)) else \
+        ["kappa a number, 'features' or None"]
     return gaps
 
 
 def register_method(spec: MethodSpec) -> MethodSpec:
-    """Add a method at run time; a taken name or an incomplete entry is refused, naming what is missing."""
-    if spec.name in METHODS:
+    """Add a method at run time; a taken name, the paper's own roles or an incomplete entry is refused,
+    naming what is missing."""
+    specs = METHODS._specs
+    if spec.name in specs:
         raise InvalidParameter(f"method {spec.name!r} is registered already")
     gaps = _gaps(spec)
+    if spec.role in ("subject", "reference"):
+        gaps.append("role 'baseline': the subject and the reference are the paper's own (rb, exact)")
     if gaps:
         raise InvalidParameter(f"method {spec.name!r} cannot be registered: it needs {'; '.join(gaps)}")
-    METHODS[spec.name] = spec
+    specs[spec.name] = spec
     return spec
 
 
 def unregister_method(name: str) -> None:
-    """Remove a method added by `register_method` (the paper's own stay)."""
-    if name in _BUILT_IN:
+    """Remove a method added by `register_method` or a plug-in (the paper's own stay)."""
+    if name in {spec.name for spec in BUILT_IN}:
         raise InvalidParameter(f"method {name!r} is one of the paper's and stays registered")
     method_spec(name)
-    del METHODS[name]
+    del METHODS._specs[name]

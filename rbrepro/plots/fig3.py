@@ -88,71 +88,103 @@ def _dataset_row(axes, results: pd.DataFrame, sub: pd.DataFrame, valid: pd.DataF
     Where only the chosen sigma ran on test (`run: chosen`), the validation scores it was chosen
     on are the curve, dotted. With several R a colour tells the R and the legend names each colour
     and each line style once. True when the authors' published points were drawn."""
-    metric = sub["metric"].iloc[0]
     ax_perf, ax_time, slot = axes
     Rs = sorted(sub["R"].unique())
-    several = len(Rs) > 1
     published = published_points(name, "fig3")
-    hollow, lone, validated = False, True, False
     ax_D = ax_time.twinx()
+    drawn = {"hollow": False, "lone": True, "validated": False}
     for i, R in enumerate(Rs):
-        part = sub[sub["R"] == R]
+        _one_R(ax_perf, ax_time, ax_D, sub[sub["R"] == R], valid, published, i, len(Rs) > 1, drawn)
+    if len(Rs) > 1:
+        _name_colours_and_styles(ax_perf, Rs, drawn, (draws_of(sub) == "authors").any())
+    sigma = _ring(ax_perf, sub, len(Rs) > 1)
+    _exact_lines(ax_perf, results, name, published)
+    if drawn["lone"]:
+        ax_perf.plot([], [], " ", label=ONE_SIGMA_NOTE if drawn["validated"] else
+                     "one point per R: each ran one sigma\n(a curve needs several)" if len(Rs) > 1 else
+                     f"one point: sigma = {sigma:g}, the only\nsigma run (a curve needs several)")
+    _titles(ax_perf, ax_time, ax_D, sub, name, Rs)
+    handles, labels = [], []
+    for ax in (ax_perf, ax_time, ax_D):
+        h, lab = ax.get_legend_handles_labels()
+        handles += h
+        labels += lab
+    legend_in(slot, handles, labels)
+    return drawn["hollow"]
 
-        def look(split: str, ax_label: str) -> dict:
-            """Colour and label of one split's line (several R: the proxies below name them)."""
-            colour = R_COLOURS[i % len(R_COLOURS)] if several else SPLIT_COLOUR[split]
-            return {"color": colour, "label": "_" if several else ax_label}
 
-        part, replayed = split_draws(part)
-        if part.empty:  # the authors' draws alone: they are the curve
-            part, replayed = replayed, replayed.iloc[:0]
-        curve = part
-        if part["sigma"].nunique() == 1:
-            v = valid[valid["R"] == R] if len(valid) else valid
-            if len(v) and v["sigma"].nunique() > 1:
-                curve, validated = v, True
-                line_with_spread(ax_perf, v, "sigma", "test_metric", ms=3, **SPLIT_STYLE["validation"],
-                                 **look("validation", "RB validation"))
-                line_with_spread(ax_time, v, "sigma", "train_s", ms=3, **SPLIT_STYLE["validation"],
-                                 **look("time", "train time, validation fits"))
-        else:
-            lone = False
-        train = line_with_spread(ax_perf, part, "sigma", "train_metric", ms=3, **SPLIT_STYLE["train"],
-                                 **look("train", "RB train"))
-        line_with_spread(ax_perf, part, "sigma", "test_metric", ms=3, **SPLIT_STYLE["test"], **look("test", "RB test"))
-        line_with_spread(ax_time, part, "sigma", "train_s", ms=3, **SPLIT_STYLE["test"], **look("time", "train time"))
-        for split in ("train", "test"):
-            replayed_points(ax_perf, replayed, "sigma", f"{split}_metric", look(split, "")["color"],
-                            "_" if several else f"RB {split}", ms=6)
-        d = curve.groupby("sigma")["D"].median()
-        ax_D.plot(d.index, steady(d.to_numpy()), ":", color="gray", marker="x", ms=3,
-                  label="D (right axis)" if i == 0 else "_")
-        for split in ("train", "test"):
-            pub = published[(published["method"] == SUBJECT) & (published["R"] == R) & (published["split"] == split)]
-            pub = pub[(pub["sigma"] >= train.index.min() * 0.99) & (pub["sigma"] <= train.index.max() * 1.01)]
-            if len(pub):
-                hollow = True
-                ax_perf.plot(pub["sigma"], pub["perf"], ls="none", marker="o", ms=6, mfc="none",
-                             mec=look(split, "")["color"], mew=1.0, label="_" if several else f"RB {split}, published")
-    if several:  # name each R's colour and each split's line style once
-        for i, R in enumerate(Rs):
-            ax_perf.plot([], [], color=R_COLOURS[i % len(R_COLOURS)], lw=2, label=f"R={R}")
-        for split in ("train", "test", "validation")[:3 if validated else 2]:
-            ax_perf.plot([], [], color="0.3", ms=3, **SPLIT_STYLE[split], label=f"RB {split}")
-        if hollow:
-            ax_perf.plot([], [], ls="none", marker="o", ms=6, mfc="none", mec="0.3", label="published (hollow)")
-        if (draws_of(sub) == "authors").any():
-            ax_perf.plot([], [], ls="none", marker=REPLAYED_MARKER, ms=6, color="0.5", mec="black", mew=0.4,
-                         label="RB" + REPLAYED)
+def _one_R(ax_perf, ax_time, ax_D, part: pd.DataFrame, valid: pd.DataFrame, published: pd.DataFrame, i: int,
+           several: bool, drawn: dict) -> None:
+    """One R's curves: train and test performance and train time vs sigma (our seeds' median and band),
+    the authors' replayed draw as its own points, D, and the authors' published points."""
+    R = part["R"].iloc[0]
+
+    def look(split: str, ax_label: str) -> dict:
+        """Colour and label of one split's line (several R: the proxies name them)."""
+        colour = R_COLOURS[i % len(R_COLOURS)] if several else SPLIT_COLOUR[split]
+        return {"color": colour, "label": "_" if several else ax_label}
+
+    part, replayed = split_draws(part)
+    if part.empty:  # the authors' draws alone: they are the curve
+        part, replayed = replayed, replayed.iloc[:0]
+    curve = part
+    if part["sigma"].nunique() == 1:
+        v = valid[valid["R"] == R] if len(valid) else valid
+        if len(v) and v["sigma"].nunique() > 1:
+            curve, drawn["validated"] = v, True
+            line_with_spread(ax_perf, v, "sigma", "test_metric", ms=3, **SPLIT_STYLE["validation"],
+                             **look("validation", "RB validation"))
+            line_with_spread(ax_time, v, "sigma", "train_s", ms=3, **SPLIT_STYLE["validation"],
+                             **look("time", "train time, validation fits"))
+    else:
+        drawn["lone"] = False
+    train = line_with_spread(ax_perf, part, "sigma", "train_metric", ms=3, **SPLIT_STYLE["train"],
+                             **look("train", "RB train"))
+    line_with_spread(ax_perf, part, "sigma", "test_metric", ms=3, **SPLIT_STYLE["test"], **look("test", "RB test"))
+    line_with_spread(ax_time, part, "sigma", "train_s", ms=3, **SPLIT_STYLE["test"], **look("time", "train time"))
+    for split in ("train", "test"):
+        replayed_points(ax_perf, replayed, "sigma", f"{split}_metric", look(split, "")["color"],
+                        "_" if several else f"RB {split}", ms=6)
+    d = curve.groupby("sigma")["D"].median()
+    ax_D.plot(d.index, steady(d.to_numpy()), ":", color="gray", marker="x", ms=3,
+              label="D (right axis)" if i == 0 else "_")
+    for split in ("train", "test"):
+        pub = published[(published["method"] == SUBJECT) & (published["R"] == R) & (published["split"] == split)]
+        pub = pub[(pub["sigma"] >= train.index.min() * 0.99) & (pub["sigma"] <= train.index.max() * 1.01)]
+        if len(pub):
+            drawn["hollow"] = True
+            ax_perf.plot(pub["sigma"], pub["perf"], ls="none", marker="o", ms=6, mfc="none",
+                         mec=look(split, "")["color"], mew=1.0, label="_" if several else f"RB {split}, published")
+
+
+def _name_colours_and_styles(ax_perf, Rs: list, drawn: dict, replayed: bool) -> None:
+    """Several R: legend proxies naming each R's colour and each split's line style once."""
+    for i, R in enumerate(Rs):
+        ax_perf.plot([], [], color=R_COLOURS[i % len(R_COLOURS)], lw=2, label=f"R={R}")
+    for split in ("train", "test", "validation")[:3 if drawn["validated"] else 2]:
+        ax_perf.plot([], [], color="0.3", ms=3, **SPLIT_STYLE[split], label=f"RB {split}")
+    if drawn["hollow"]:
+        ax_perf.plot([], [], ls="none", marker="o", ms=6, mfc="none", mec="0.3", label="published (hollow)")
+    if replayed:
+        ax_perf.plot([], [], ls="none", marker=REPLAYED_MARKER, ms=6, color="0.5", mec="black", mew=0.4,
+                     label="RB" + REPLAYED)
+
+
+def _ring(ax_perf, sub: pd.DataFrame, several: bool) -> float:
+    """The red ring on the sigma claims 1 and 2 read (at the R they read); returns that sigma."""
     at = ringed_R(sub)
     ring = ringed_point(sub[sub["R"] == at])
-    if ring is not None:
-        sigma, value, label = ring
-        # a ring wider than the point and under it: the point it marks stays visible
-        ax_perf.plot([sigma], steady([value]), marker="o", ms=14, mfc="none", mec="red", mew=1.3, ls="none",
-                     zorder=1.5, label=label + (f" (R={at})" if several else ""))
-    else:
-        sigma = float(sub["sigma"].iloc[0])
+    if ring is None:
+        return float(sub["sigma"].iloc[0])
+    sigma, value, label = ring
+    # a ring wider than the point and under it: the point it marks stays visible
+    ax_perf.plot([sigma], steady([value]), marker="o", ms=14, mfc="none", mec="red", mew=1.3, ls="none",
+                 zorder=1.5, label=label + (f" (R={at})" if several else ""))
+    return sigma
+
+
+def _exact_lines(ax_perf, results: pd.DataFrame, name: str, published: pd.DataFrame) -> None:
+    """The exact kernel's line (ours, and the authors' dashed), kept in view."""
     value, label = exact_reference(results, name)
     references = []
     if value is not None:
@@ -165,10 +197,10 @@ def _dataset_row(axes, results: pd.DataFrame, sub: pd.DataFrame, valid: pd.DataF
         references.append(float(pub_exact["perf"].iloc[0]))
         ax_perf.axhline(references[-1], color="black", lw=1.0, ls=(0, (4, 3)), label="exact kernel, published")
     keep_in_view(ax_perf, references)
-    if lone:
-        ax_perf.plot([], [], " ", label=ONE_SIGMA_NOTE if validated else
-                     "one point per R: each ran one sigma\n(a curve needs several)" if several else
-                     f"one point: sigma = {sigma:g}, the only\nsigma run (a curve needs several)")
+
+
+def _titles(ax_perf, ax_time, ax_D, sub: pd.DataFrame, name: str, Rs: list) -> None:
+    metric = sub["metric"].iloc[0]
     ours = split_draws(sub)[0]
     n_seeds = (ours if len(ours) else sub)["seed"].nunique()
     R_text = f"R={Rs[0]}" if len(Rs) == 1 else "R=" + ",".join(str(r) for r in Rs)
@@ -180,13 +212,6 @@ def _dataset_row(axes, results: pd.DataFrame, sub: pd.DataFrame, valid: pd.DataF
     ax_D.set_ylabel("D", color="gray")
     for ax in (ax_perf, ax_time):
         ax.title.set_fontsize(9)
-    handles, labels = [], []
-    for ax in (ax_perf, ax_time, ax_D):
-        h, lab = ax.get_legend_handles_labels()
-        handles += h
-        labels += lab
-    legend_in(slot, handles, labels)
-    return hollow
 
 
 #: the note where every R ran one sigma on test and the validation scores give the curve

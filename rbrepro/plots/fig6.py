@@ -19,7 +19,7 @@ import pandas as pd
 from rbrepro.analysis.rows import test_rows
 from rbrepro.analysis.speedups import eq29_speedup, speedups
 from rbrepro.drawing import METHOD_STYLE, empty_panel, finish, legend_in, new_figure, steady, top_strip
-from rbrepro.models.registry import RCD_BASELINE, SUBJECT
+from rbrepro.models.registry import SUBJECT, rcd_baseline
 from rbrepro.plots.common import problems_note, unavailable_note
 
 MAX_THREADS_DRAWN = 8
@@ -89,7 +89,7 @@ def _speedup_panel(ax, table: pd.DataFrame) -> int:
     strip = top_strip(ax, 0.0, highest, NOT_REACHED)
     # linear first and underneath: RB's eq. 29 curve (D >> R) lies on it and must stay visible
     ax.plot(tau, tau, color="0.75", lw=2.5, zorder=1, label="linear")
-    for method in (SUBJECT, RCD_BASELINE):
+    for method in (SUBJECT, rcd_baseline()):
         part = table[table["method"] == method]
         if part.empty:
             continue

@@ -24,7 +24,7 @@ from rbrepro.analysis.growth import LINEAR_SLOPE
 from rbrepro.analysis.rows import LOAD_FLAG_CORES, disturbed_timings, higher_is_better, test_rows
 from rbrepro.analysis.speedups import eq29_speedup, speedups
 from rbrepro.analysis.targets import rows_reaching
-from rbrepro.models.registry import RCD_BASELINE, SUBJECT
+from rbrepro.models.registry import SUBJECT, rcd_baseline
 from rbrepro.report.markdown import band
 
 HOLDS, PARTLY, FAILS, NOT_JUDGED = "holds", "holds partly", "does not hold", "not judged"
@@ -353,7 +353,7 @@ def claim7_parallel_rcd(results: pd.DataFrame) -> Finding:
             continue
         for tau in sorted(t for t in set(table["threads"]) if np.isfinite(t) and t > 1):
             top = table[(table["threads"] == tau) & (table["variant"] == VARIANT)]
-            rb, rf = top[top["method"] == SUBJECT], top[top["method"] == RCD_BASELINE]
+            rb, rf = top[top["method"] == SUBJECT], top[top["method"] == rcd_baseline()]
             if rb.empty or rf.empty or not rb["runs"].iloc[0] or not rf["runs"].iloc[0]:
                 continue
             rb, rf = rb.iloc[0], rf.iloc[0]

@@ -29,7 +29,7 @@ from rbrepro.analysis.chosen import (  # noqa: F401 - re-exported: the rows a po
     numpy_test_rows,
 )
 from rbrepro.analysis.rows import test_rows
-from rbrepro.models.registry import REFERENCE, SUBJECT
+from rbrepro.models.registry import REFERENCE, SUBJECT, baselines
 from rbrepro.published import published_table
 
 #: The band's widening: accuracy points, and the share of a relative error.
@@ -166,7 +166,7 @@ EXPLANATIONS = (
      "replayed here"),
     (lambda p: p.verdict != REPRODUCED and p.method != REFERENCE and p.seeds < MIN_BAND_SEEDS,
      "a band of fewer seeds than the rule asks for: one draw may miss"),
-    (lambda p: p.verdict == BETTER and p.method in ("rf", "nystrom", "block"),
+    (lambda p: p.verdict == BETTER and p.method in baselines(),
      "a baseline better than published: ours chose its sigma per R (or another kernel width), the paper one "
      "width per dataset"),
     (lambda p: p.verdict == WORSE and p.method == REFERENCE,
@@ -289,7 +289,7 @@ def _fig3_points(rows: pd.DataFrame, published: pd.DataFrame, datasets: list[str
         at = rb[(rb["dataset"] == pub.dataset) & (rb["R"] == pub.R) & np.isclose(rb["sigma"], pub.sigma, rtol=1e-3)]
         metric = "accuracy" if pub.perf > 1.5 else "rel_error"
         seeded, draws = at[rng[at.index] == "numpy"], at[rng[at.index] == "authors"]
-        points.append(Point("fig3", pub.dataset, "rb", int(pub.R), float(pub.sigma), float(pub.perf),
+        points.append(Point("fig3", pub.dataset, SUBJECT, int(pub.R), float(pub.sigma), float(pub.perf),
                             at["metric"].iloc[0] if len(at) else metric,
                             tuple(seeded.groupby("seed")["test_metric"].mean()),
                             float(draws["test_metric"].mean()) if len(draws) else None))
@@ -298,10 +298,10 @@ def _fig3_points(rows: pd.DataFrame, published: pd.DataFrame, datasets: list[str
         ours = exact_rows[exact_rows["dataset"] == pub.dataset]
         metric = "accuracy" if pub.perf > 1.5 else "rel_error"
         if ours.empty:
-            points.append(Point("fig3", pub.dataset, "exact", 0, float("nan"), float(pub.perf), metric, ()))
+            points.append(Point("fig3", pub.dataset, REFERENCE, 0, float("nan"), float(pub.perf), metric, ()))
             continue
         pick = chosen_exact(ours)
-        points.append(Point("fig3", pub.dataset, "exact", 0, float(pick["sigma"].iloc[0]), float(pub.perf),
+        points.append(Point("fig3", pub.dataset, REFERENCE, 0, float(pick["sigma"].iloc[0]), float(pub.perf),
                             ours["metric"].iloc[0], (float(pick["test_metric"].iloc[0]),)))
     return points
 

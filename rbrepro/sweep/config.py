@@ -55,16 +55,14 @@ Schema (all keys but `name` and `datasets` optional)::
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rbrepro.data.registry import REGISTRY
 from rbrepro.data.user import load_datasets_file
-from rbrepro.models.cell import CellParams
-from rbrepro.models.registry import METHODS, method_names, solver_conflict
+from rbrepro.models.registry import METHODS, REFERENCE, SUBJECT, method_names, solver_conflict
 from rbrepro.solvers.cg import MAXIT, TOL
-from rbrepro.sweep.selection import PER_EXACT, Selection, choose_sigma, parse_selection
+from rbrepro.sweep.selection import PER_EXACT, Selection, parse_selection
 from rbrepro.vocabulary import (
     BAND_AT,
     KERNELS,
@@ -144,103 +142,6 @@ class SweepConfig:
         """"grid", or the data sigma is chosen on ("validation" / "test")."""
         return "grid" if self.selection is None else self.selection.on
 
-    def _cell(self, grid: DatasetGrid, method: str, sigma: float, R: int, seed: int, threads: int, variant: str,
-              evaluate_on: str = "test", rng: str | None = None) -> CellParams:
-        spec = METHODS[method]
-        solver = "default" if spec.cholesky else self.solver
-        kernel = self.kernel if self.kernel in spec.kernels else spec.kernels[0]  # rb: l1 whatever the config's
-        rng = (self.rng if rng is None else rng) if spec.authors_draws else "numpy"
-        # the exact kernel and the block approximation solve by Cholesky: CG's settings are not theirs, so a
-        # config's tol (Fig. 3's 1e-15) leaves their cells, and keys, as they are (shared with Fig. 5's)
-        maxit, tol = (MAXIT, TOL) if spec.cholesky else (self.maxit, self.tol)
-        return CellParams(dataset=grid.name, method=method, sigma=sigma, kernel=kernel, R=R, lam=grid.lam,
-                          solver=solver, maxit=maxit, tol=tol, center=self.center, seed=seed,
-                          threads=threads, loss=self.loss, epochs=self.epochs, variant=variant,
-                          evaluate_on=evaluate_on, scaling=grid.scaling, rng=rng, scoring=self.scoring,
-                          stopping="residual" if spec.cholesky else self.stopping).resolved()
-
-    def _chooses_later(self, method: str) -> bool:
-        """Whether this method's test cells wait for a choice (rather than running the grid)."""
-        line = not METHODS[method].has_R  # the exact kernel: a line, not a curve
-        if self.selection is None or line and self.selection.on == "test":
-            return False
-        if self.selection.on == "test":
-            return self.selection.per_method(method) == PER_EXACT
-        return not (self.selection.run == "grid" and not line)
-
-    def _variants(self, threads: int) -> tuple[str, ...]:
-        # one thread runs the sequential Alg. 2 whatever the variant: a single cell
-        return self.variants if (self.solver == "rcd" and threads > 1) else self.variants[:1]
-
-    def cells(self, chosen_sigma: dict | None = None) -> list[CellParams]:
-        """The cells evaluated on test data, in a stable order. Without selection, choosing on
-        test, or with `run: grid` (but for the exact kernel), that is the whole grid. Otherwise
-        `chosen_sigma` maps (dataset, method, R) to the chosen sigma, and (dataset, method, R)
-        not chosen yet are left out."""
-        out = []
-        for grid in self.datasets:
-            for method in grid.methods or self.methods:
-                spec = METHODS[method]
-                Rs = grid.R if spec.has_R else (0,)  # the exact kernel has no R
-                seeds = grid.seeds or self.seeds
-                seeds = seeds if spec.randomized else seeds[:1]  # exact: no randomness
-                for R in Rs:
-                    if not self._chooses_later(method):
-                        sigmas = grid.sigmas_for(method)
-                    elif chosen_sigma and (grid.name, method, R) in chosen_sigma:
-                        sigmas = (chosen_sigma[(grid.name, method, R)],)
-                    else:
-                        continue
-                    for sigma, seed, threads in itertools.product(sigmas, seeds, self.threads):
-                        for variant in self._variants(threads):
-                            out.append(self._cell(grid, method, sigma, R, seed, threads, variant))
-        return out
-
-    def band_cells(self, chosen_sigma: dict | None = None) -> list[CellParams]:
-        """The cells that widen each published point into a band over seeds (numpy draws): every
-        band seed at the chosen sigma of each (dataset, method, R) (`band_at: chosen`), or at
-        every test sigma (`grid`). The exact kernel has no randomness and no band."""
-        out = []
-        for grid in self.datasets:
-            for method in grid.methods or self.methods:
-                if not METHODS[method].randomized:
-                    continue
-                for R in grid.R:
-                    if self.band_at == "grid":
-                        sigmas = grid.sigmas_for(method)
-                    elif chosen_sigma and (grid.name, method, R) in chosen_sigma:
-                        sigmas = (chosen_sigma[(grid.name, method, R)],)
-                    else:
-                        continue
-                    for sigma, seed in itertools.product(sigmas, self.band_seeds):
-                        out.append(self._cell(grid, method, sigma, R, seed, self.threads[0], self.variants[0],
-                                              rng="numpy"))
-        return out
-
-    def selection_cells(self) -> list[CellParams]:
-        """Cells that choose sigma on validation data: every sigma at every R (per R) or at
-        select_R (per dataset), first seed, trained on the training split minus the validation
-        rows. None when choosing on test data: the test grid's own cells are the choice."""
-        if self.selection is None or self.selection.on == "test":
-            return []
-        out = []
-        for grid in self.datasets:
-            for method in grid.methods or self.methods:
-                if not METHODS[method].has_R:
-                    Rs = (0,)
-                elif self.selection.per_method(method) == PER_EXACT:
-                    continue  # takes the exact kernel's choice
-                else:
-                    Rs = grid.R if self.selection.per_method(method) == "R" else (grid.select_R,)
-                for R, sigma in itertools.product(Rs, grid.sigmas_for(method)):
-                    out.append(self._cell(grid, method, sigma, R, (grid.seeds or self.seeds)[0], self.threads[0],
-                                          self.variants[0], evaluate_on="validation"))
-        return out
-
-    def choose_sigma(self, rows: list[dict]) -> dict:
-        """(dataset, method, R) -> (sigma, edge) from finished rows (sweep.selection.choose_sigma)."""
-        return choose_sigma(self, rows)
-
     def to_dict(self) -> dict:
         """The resolved config (every default filled in), as saved beside the results."""
         return {
@@ -284,7 +185,7 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
     top = rd.mapping(compose(text, file), "", TOP_KEYS)
     name = _name(rd, top, file)
     figure = rd.choice(top["figure"], "figure", FIGURES) if "figure" in top else "none"
-    methods = rd.choice_list(top["methods"], "methods", method_names()) if "methods" in top else ("rb",)
+    methods = rd.choice_list(top["methods"], "methods", method_names()) if "methods" in top else (SUBJECT,)
     seeds = rd.number_list(top["seeds"], "seeds", integer=True, allow_zero=True) if "seeds" in top else (0,)
     threads = rd.number_list(top["threads"], "threads", integer=True, allow_zero=True) if "threads" in top else (1,)
     exclusive = rd.boolean(top["exclusive"], "exclusive") if "exclusive" in top else False
@@ -464,7 +365,7 @@ def _grid(rd: Reader, dname: str, dnode: Node, defaults: dict[str, Node], spec, 
     scaling = rd.choice(node, where, SCALINGS) if node is not None else "default"
     grid = DatasetGrid(dname, sigma, R, lam, exact_sigma, select_R, targets, own_methods, own_seeds, scaling,
                        baseline_sigma)
-    if selection is not None and "exact" not in (own_methods or methods):
+    if selection is not None and REFERENCE not in (own_methods or methods):
         for m in own_methods or methods:
             if METHODS[m].has_R and selection.per_method(m) == PER_EXACT and len(grid.sigmas_for(m)) != 1:
                 rd.fail(dnode, path, f"{m} takes the exact kernel's sigma (sigma_selection.per), but {dname} "

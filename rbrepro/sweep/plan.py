@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from rbrepro.models.cell import CellParams
+from rbrepro.sweep.cells import band_cells, cells_on_test, selection_cells
 from rbrepro.sweep.config import SweepConfig
 from rbrepro.sweep.store import CellState, cell_states
 
@@ -126,10 +127,10 @@ def plan_sweep(config: SweepConfig, out: Path, narrow: Callable | None = None, c
     data.load.NOT_FETCHED, so its cells are listed as to run."""
     narrow = narrow or (lambda cs: cs)
     unavailable: dict = {}
-    selection = config.selection_cells()
-    config_cells = config.cells()
-    test_cells = config_cells if cells is None else list(cells)
-    band = config.band_cells() if cells is None else []
+    selection = selection_cells(config)
+    config_cells = cells_on_test(config)
+    on_test = config_cells if cells is None else list(cells)
+    band = band_cells(config) if cells is None else []
     fingerprints = fingerprints_for(config, [*selection, *config_cells, *(cells or [])], data_path, mirror,
                                     unavailable, fetch=fetch)
 
@@ -140,4 +141,4 @@ def plan_sweep(config: SweepConfig, out: Path, narrow: Callable | None = None, c
         later.append(f"{len(config.band_seeds)} band seed(s) at each chosen sigma")
     plan = SweepPlan(config, Path(out), fingerprints, unavailable, (), (), (),
                      "".join(f" (plus {what})" for what in later), narrow)
-    return replace(plan, selection=plan.keep(selection), cells=plan.keep(test_cells), band=plan.keep(band))
+    return replace(plan, selection=plan.keep(selection), cells=plan.keep(on_test), band=plan.keep(band))

@@ -29,15 +29,17 @@ from rbrepro.data.atomic import write_text_atomic
 from rbrepro.data.registry import REGISTRY, DatasetSpec
 from rbrepro.memory import memory_limit_bytes
 from rbrepro.models.cell import ALGORITHM_VERSION, CellParams
-from rbrepro.models.feature_ridge import featurize_memory
 from rbrepro.models.kernel_ridge import ExactKernelRegressor
 from rbrepro.models.registry import METHODS
+from rbrepro.models.ridge_memory import featurize_memory
 from rbrepro.provenance import provenance
 from rbrepro.sweep.backends import LocalBackend, default_workers
+from rbrepro.sweep.cells import band_cells, cells_on_test, selection_cells
 from rbrepro.sweep.config import SweepConfig
 from rbrepro.sweep.keys import params_key
 from rbrepro.sweep.plan import CellTask, ClusterCellTask, Job, SweepCounts, SweepPlan, plan_sweep
 from rbrepro.sweep.quiet import LOAD_FLAG_CORES, quietness
+from rbrepro.sweep.selection import choose_sigma
 from rbrepro.sweep.store import (
     CSV_NAME,
     UNAVAILABLE_NAME,
@@ -74,9 +76,9 @@ def _chosen_sigma(config: SweepConfig, out: Path, fingerprints: dict, reuse_stal
     validation cells, or the test grid when choosing on test (SweepConfig.choose_sigma)."""
     if config.selection is None:
         return {}
-    source = config.selection_cells() if config.selection.on == "validation" else config.cells()
+    source = selection_cells(config) if config.selection.on == "validation" else cells_on_test(config)
     rows = [s.row for s in cell_states(source, out, fingerprints, reuse_stale) if s.status == "done"]
-    return config.choose_sigma(rows)
+    return choose_sigma(config, rows)
 
 def annotate(frame: pd.DataFrame, config: SweepConfig, chosen: dict) -> pd.DataFrame:
     """Mark the rows sigma selection chose: `selected` (the chosen sigma of its dataset, method
@@ -135,16 +137,16 @@ def run_sweep(config: SweepConfig, out: Path, cells: list[CellParams] | None = N
         run(list(plan.selection))  # choosing on validation data: those cells first, then the chosen sigmas on test
         chosen = _chosen_sigma(config, out, fingerprints, reuse_stale)
         sigma_of = {k: v[0] for k, v in chosen.items()}
-        run(list(plan.keep(config.cells(sigma_of))) if cells is None else list(plan.cells))
+        run(list(plan.keep(cells_on_test(config, sigma_of))) if cells is None else list(plan.cells))
         if config.selection is not None and config.selection.on == "test":  # the test grid just ran: its rows choose
             chosen = _chosen_sigma(config, out, fingerprints, reuse_stale)
             sigma_of = {k: v[0] for k, v in chosen.items()}
             if cells is None:  # methods that take another's choice (per: exact) run now
-                run(list(plan.keep(config.cells(sigma_of))))
-        band = config.band_cells(sigma_of) if cells is None else []
+                run(list(plan.keep(cells_on_test(config, sigma_of))))
+        band = band_cells(config, sigma_of) if cells is None else []
         if band:  # the extra seeds that make each published point a band
             run(list(plan.keep(band)))
-        config_cells = [c for c in (*config.selection_cells(), *config.cells(sigma_of), *band, *(cells or []))
+        config_cells = [c for c in (*selection_cells(config), *cells_on_test(config, sigma_of), *band, *(cells or []))
                         if c.dataset not in unavailable]  # cells of a dataset gone since are not results
         states = cell_states(config_cells, out, fingerprints, reuse_stale, limit)
         known = {s.key: s.row for s in states if s.row is not None}  # read once, not again by assemble_csv
@@ -183,26 +185,23 @@ def reused_row(key: str, sources: Iterable[Path], config: SweepConfig) -> dict |
                 "figure": config.figure, "protocol": config.protocol}
     return None
 
+def _announce(backend, message: str) -> None:
+    """Say it where the user sees it (the backend's event line: the command line prints it), and log it."""
+    log.info("%s", message)
+    notify = getattr(backend, "on_event", None)
+    if notify is not None:
+        notify(message)
+
+
 def _run_phase(plan: SweepPlan, cells: list[CellParams], *, data_path, mirror, backend, on_progress,
                counts: SweepCounts, memory_limit_gb, sources, reuse_stale: bool, limit: float) -> None:
     """Run one phase's cells (selection, test or band) that are not done: take what `sources`
-    have, queue the rest as jobs on the backend, and write each row as it comes. A cell of an
-    exclusive config timed under load is queued again (`retime`), in rounds after the others, until
-    one attempt is quiet or its retimes are spent (`kept_attempt`)."""
-    config, out, fingerprints = plan.config, plan.out, plan.fingerprints
-    states = cell_states(cells, out, fingerprints, reuse_stale, limit, config.retime)
-    todo = [s for s in states if s.status in ("todo", "failed", "retime")]
-    if sources:
-        still = []
-        for s in todo:
-            row = None if s.status == "retime" else reused_row(s.key, sources, config)
-            if row is None:
-                still.append(s)
-                continue
-            write_text_atomic(cell_path(out, s.key), json.dumps(row, default=json_default) + "\n")
-            s.status, s.row = "done", row
-            counts.reused += 1
-        todo = still
+    have, queue the rest as jobs on the backend, and write each row as it comes (`_Rows`). A cell of
+    an exclusive config timed under load is queued again (`retime`), in rounds after the others,
+    until one attempt is quiet or its retimes are spent (`kept_attempt`)."""
+    config = plan.config
+    states = cell_states(cells, plan.out, plan.fingerprints, reuse_stale, limit, config.retime)
+    todo = _take_reused([s for s in states if s.status in ("todo", "failed", "retime")], sources, plan, counts)
     counts.finished_keys.extend(s.key for s in states if s.status in ("done", "skipped"))
     counts.total += len(states)
     counts.done += sum(s.status == "done" for s in states)
@@ -217,36 +216,73 @@ def _run_phase(plan: SweepPlan, cells: list[CellParams], *, data_path, mirror, b
         return
     backend = backend or LocalBackend(default_workers([s.params for s in todo], config.exclusive),
                                       memory_budget=memory_limit_bytes(memory_limit_gb), exclusive=config.exclusive)
-    by_key = {s.key: s for s in todo}
-    known = {s.key: s.row for s in states if s.row is not None and s.status in ("done", "skipped")}
-    kept = {s.key: s.row for s in todo if s.status == "retime"}  # the quietest ok attempt so far
-    again: list[str] = []
-    last_csv, pending = [0.0], [len(by_key)]
+    rows = _Rows(plan, states, todo, counts, backend, on_progress)
 
-    def on_row(key: str, row: dict) -> None:
-        params = by_key[key].params
-        row["cell_key"] = key
-        row["params_key"] = params_key(params)
-        row["algorithm_version"] = ALGORITHM_VERSION
-        row["data_fingerprint"] = fingerprints.get(params.dataset, "")
-        row["sweep"] = config.name
-        row["figure"] = config.figure
-        row["protocol"] = config.protocol
-        row["exclusive"] = bool(config.exclusive)
-        row["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        attempt = row
-        row = kept_attempt(kept.get(key), attempt)
-        write_row(out, key, row)  # after every attempt: a sweep killed mid-retime resumes with the retimes left
+    def task(params):
+        args = (params, config.user_datasets.get(params.dataset, params.dataset), data_path, mirror, memory_limit_gb)
+        return ClusterCellTask(*args, config.cluster) if config.cluster else CellTask(*args)
+
+    jobs = [Job(s.key, task(s.params)) for s in rows.by_key.values()]
+    estimates = {job.key: cell_memory_estimate(job.args.params, job.args.dataset_ref) for job in jobs}
+    while jobs:  # the cells timed under load again, once every other cell has run (the load may pass)
+        rows.again.clear()
+        backend.run(jobs, rows.on_row, estimates)
+        jobs = [Job(key, task(rows.by_key[key].params)) for key in rows.again]
+
+
+def _take_reused(todo: list, sources, plan: SweepPlan, counts: SweepCounts) -> list:
+    """The cells of `todo` that `sources` (--reuse-from folders) do not have finished: those they have
+    are written here as done (a retime is never taken from elsewhere)."""
+    if not sources:
+        return todo
+    still = []
+    for s in todo:
+        row = None if s.status == "retime" else reused_row(s.key, sources, plan.config)
+        if row is None:
+            still.append(s)
+            continue
+        write_text_atomic(cell_path(plan.out, s.key), json.dumps(row, default=json_default) + "\n")
+        s.status, s.row = "done", row
+        counts.reused += 1
+    return still
+
+
+class _Rows:
+    """Where a phase's rows arrive (`on_row`, the backend's callback): each row keyed and stamped with
+    the sweep's provenance, the attempt kept (`kept_attempt`), written, counted, and the CSV rebuilt
+    at most every CSV_EVERY_S; a cell timed under load is announced and queued in `again`."""
+
+    def __init__(self, plan: SweepPlan, states: list, todo: list, counts: SweepCounts, backend, on_progress):
+        self.plan, self.counts, self.backend, self.on_progress = plan, counts, backend, on_progress
+        self.by_key = {s.key: s for s in todo}
+        self.known = {s.key: s.row for s in states if s.row is not None and s.status in ("done", "skipped")}
+        self.kept = {s.key: s.row for s in todo if s.status == "retime"}  # the quietest ok attempt so far
+        self.again: list[str] = []
+        self.last_csv, self.pending = 0.0, len(self.by_key)
+
+    def _stamp(self, key: str, row: dict) -> dict:
+        params, config = self.by_key[key].params, self.plan.config
+        row.update(cell_key=key, params_key=params_key(params), algorithm_version=ALGORITHM_VERSION,
+                   data_fingerprint=self.plan.fingerprints.get(params.dataset, ""), sweep=config.name,
+                   figure=config.figure, protocol=config.protocol, exclusive=bool(config.exclusive),
+                   finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        return row
+
+    def on_row(self, key: str, row: dict) -> None:
+        params, config, counts = self.by_key[key].params, self.plan.config, self.counts
+        attempt = self._stamp(key, row)
+        row = kept_attempt(self.kept.get(key), attempt)
+        write_row(self.plan.out, key, row)  # after every attempt: a sweep killed mid-retime resumes with the retimes left
         if retimes_left(row, config.retime):
-            kept[key] = row
-            again.append(key)
-            log.info("cell %s: timed under load (%.2f other cores busy, more than %g); retiming it (%d/%d)", key,
-                     float(attempt.get("load_other_cores") or 0.0), LOAD_FLAG_CORES, row["retimes"] + 1,
-                     config.retime)
+            self.kept[key] = row
+            self.again.append(key)
+            _announce(self.backend, f"retiming {params.dataset} {params.method} R={params.R} sigma={params.sigma:g} "
+                                    f"seed={params.seed}: timed under load "
+                                    f"({float(attempt.get('load_other_cores') or 0):.2f} other cores busy, more than "
+                                    f"{LOAD_FLAG_CORES:g}); attempt {row['retimes'] + 1} of {config.retime}")
             return
-        if row.get("retimes"):
-            counts.retimed += 1
-        known[key] = row
+        counts.retimed += bool(row.get("retimes"))
+        self.known[key] = row
         status = row.get("status")
         log.info("cell %s %s: %s %s R=%s sigma=%g seed=%s (%.1f s)%s", key, status, params.dataset, params.method,
                  params.R, params.sigma, params.seed, float(row.get("wall_s") or 0.0),
@@ -258,23 +294,12 @@ def _run_phase(plan: SweepPlan, cells: list[CellParams], *, data_path, mirror, b
         else:
             counts.failed += 1
         counts.finished_keys.append(key)
-        pending[0] -= 1
-        if time.monotonic() - last_csv[0] >= CSV_EVERY_S or pending[0] == 0:
-            assemble_csv(out, counts.finished_keys, known=known)  # mid-sweep: at most every CSV_EVERY_S
-            last_csv[0] = time.monotonic()
-        if on_progress:
-            on_progress(counts.done + counts.skipped, counts.failed, counts.total)
-
-    def task(params):
-        args = (params, config.user_datasets.get(params.dataset, params.dataset), data_path, mirror, memory_limit_gb)
-        return ClusterCellTask(*args, config.cluster) if config.cluster else CellTask(*args)
-
-    jobs = [Job(s.key, task(s.params)) for s in by_key.values()]
-    estimates = {job.key: cell_memory_estimate(job.args.params, job.args.dataset_ref) for job in jobs}
-    while jobs:  # the cells timed under load again, once every other cell has run (the load may pass)
-        again.clear()
-        backend.run(jobs, on_row, estimates)
-        jobs = [Job(key, task(by_key[key].params)) for key in again]
+        self.pending -= 1
+        if time.monotonic() - self.last_csv >= CSV_EVERY_S or self.pending == 0:
+            assemble_csv(self.plan.out, counts.finished_keys, known=self.known)  # mid-sweep: at most every CSV_EVERY_S
+            self.last_csv = time.monotonic()
+        if self.on_progress:
+            self.on_progress(counts.done + counts.skipped, counts.failed, counts.total)
 
 
 def kept_attempt(kept: dict | None, attempt: dict) -> dict:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbrepro.metrics import best_sigma, seed_statistic
-from rbrepro.models.registry import METHODS, method_names
+from rbrepro.models.registry import METHODS, REFERENCE, method_names
 from rbrepro.yamlconf import Node, Reader
 
 SELECT_ON = ("validation", "test")
@@ -116,7 +116,7 @@ def choose_sigma(config, rows: list[dict]) -> dict:
             if not METHODS[method].has_R or config.selection.per_method(method) != PER_EXACT:
                 continue
             sigmas = grid.sigmas_for(method)
-            exact = chosen.get((grid.name, "exact", 0))
+            exact = chosen.get((grid.name, REFERENCE, 0))
             if exact is None and len(sigmas) != 1:
                 continue
             s = exact[0] if exact is not None else sigmas[0]

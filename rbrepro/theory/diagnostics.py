@@ -57,12 +57,22 @@ from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 from rbrepro.errors import InvalidParameter
 from rbrepro.features.laplacian import as_dense, laplacian_kernel
 from rbrepro.models.registry import METHODS as REGISTRY
-from rbrepro.models.registry import SUBJECT
+from rbrepro.models.registry import SUBJECT, method_spec
 from rbrepro.provenance import provenance
 
-#: the paper's methods Theorem 1 is measured on: each has an explicit Z (K ~ Z Z^T); a method
-#: registered with `theorem1=True` is measured too when named
-METHODS = tuple(name for name, spec in REGISTRY.items() if spec.theorem1)
+
+def theorem1_methods() -> tuple[str, ...]:
+    """The methods Theorem 1 is measured on (registry `theorem1`): each has an explicit Z, K ~ Z Z^T."""
+    return tuple(name for name, spec in REGISTRY.items() if spec.theorem1)
+
+
+def bound_kappa(method: str, kappa: float) -> float:
+    """The kappa of eq. 13's bound for `method`: its registry entry's number, the feature map's own kappa
+    ("features"), or NaN where the entry gives none (the row's bound is then NaN, and said so)."""
+    value = method_spec(method).kappa
+    if value == "features":
+        return kappa
+    return float(value) if value is not None else math.nan
 #: N lam of the default lam: the design's unscaled lam = 0.01 (docs/design.md §2)
 RIDGE = 0.01
 #: relative tolerance of the Lanczos (ARPACK) spectral norms
@@ -96,15 +106,11 @@ def subsample(X, y: np.ndarray, n: int, seed: int) -> tuple[np.ndarray, np.ndarr
     return np.asarray(as_dense(X[take]), dtype=np.float64), np.asarray(y)[take]
 
 
-def _theorem1_methods() -> tuple[str, ...]:
-    return tuple(name for name, spec in REGISTRY.items() if spec.theorem1)
-
-
 def feature_matrix(method: str, X: np.ndarray, sigma: float, R: int, seed: int):
     """(Z, kappa) of one draw of the method's feature map (of the l1 kernel): Z scipy CSR (a sparse
     map: RB) or dense float64; kappa is the map's `kappa_` where it has one (RB), else NaN."""
-    if method not in _theorem1_methods():
-        raise InvalidParameter(f"method must be one of {_theorem1_methods()}, got {method!r}")
+    if method not in theorem1_methods():
+        raise InvalidParameter(f"method must be one of {theorem1_methods()}, got {method!r}")
     fm = REGISTRY[method].feature_map(R, sigma=sigma, kernel="l1", random_state=seed)
     Z = fm.fit_transform(X)
     return (Z if sp.issparse(Z) else np.asarray(Z, dtype=np.float64)), getattr(fm, "kappa_", math.nan)
@@ -190,23 +196,25 @@ def _row(X: np.ndarray, y: np.ndarray, method: str, sigma: float, R: int, seed: 
     a = dual_solution(G, y, n * lam, Z)
     gap = objective_gap(exact["K"], G, exact["alpha"], a, lam)
     F_exact = exact["F_exact"]
-    bound_kappa = {"rb": kappa, "rf": 1.0}.get(method, math.nan)
+    kappa_of_bound = bound_kappa(method, kappa)
     return {"method": method, "sigma": float(sigma), "R": int(R), "seed": int(seed), "n": n, "lam": lam, "D": int(D),
             "kappa": kappa, "D_over_kappa_R": D / (kappa * R) if method == SUBJECT else math.nan,
             "gap": gap, "rel_gap": gap / abs(F_exact) if F_exact else math.nan,
             **kernel_errors(exact["K"], G, exact["K_fro"], exact["K_spec"]),
             "F": optimal_objective(y, a, lam), "F_exact": F_exact,
-            "bound": theorem1_bound(exact["f_norm2"], bound_kappa, R, 0.5 * float(y @ y) / n, F_exact)}
+            "bound": theorem1_bound(exact["f_norm2"], kappa_of_bound, R, 0.5 * float(y @ y) / n, F_exact)}
 
 
 def diagnostics(X, y: np.ndarray, *, dataset: str, sigmas: Sequence[float], Rs: Sequence[int],
-                seeds: Sequence[int], methods: Sequence[str] = METHODS, lam: float | None = None,
+                seeds: Sequence[int], methods: Sequence[str] | None = None, lam: float | None = None,
                 progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """One row per (method, sigma, R, seed) on the rows X (use `subsample` first) with targets y
-    (`ridge_targets`). Nyström needs R <= N landmarks: larger R are skipped for it."""
+    (`ridge_targets`). Nyström needs R <= N landmarks: larger R are skipped for it. `methods`: default
+    every method the registry measures Theorem 1 on."""
+    methods = theorem1_methods() if methods is None else tuple(methods)
     for method in methods:
-        if method not in _theorem1_methods():
-            raise InvalidParameter(f"method must be one of {_theorem1_methods()}, got {method!r}")
+        if method not in theorem1_methods():
+            raise InvalidParameter(f"method must be one of {theorem1_methods()}, got {method!r}")
     X = np.asarray(as_dense(X), dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n = len(y)

@@ -14,11 +14,18 @@ import numpy as np
 import pandas as pd
 
 from rbrepro.drawing import LEGEND_FONTSIZE, METHOD_STYLE, finish, new_figure, steady
-from rbrepro.models.registry import SUBJECT
+from rbrepro.models.registry import SUBJECT, monte_carlo_baseline
 from rbrepro.theory.rates import fit_rates
 
+
 #: the method whose curve anchors the reference lines (the Monte Carlo baseline of [33]), else the first drawn
-ANCHOR = ("rf", "rb", "nystrom")
+def anchors() -> tuple[str, ...]:
+    """The methods whose curve may anchor the reference lines, in order: [33]'s Monte Carlo baseline (RF),
+    RB, then the other methods Theorem 1 is measured on."""
+    from rbrepro.theory.diagnostics import theorem1_methods
+
+    first = (monte_carlo_baseline(), SUBJECT)
+    return (*first, *(m for m in theorem1_methods() if m not in first))
 #: what each panel's y-axis shows
 QUANTITY_LABEL = {"gap": "objective gap F*_Z − F*_K", "fro_rel": "‖K − ZZᵀ‖_F / ‖K‖_F"}
 #: the shared legend's entries for the reference lines (style, label)
@@ -40,7 +47,7 @@ def _positive(values: pd.Series) -> np.ndarray:
 
 def _anchor(stats: dict, R0: int) -> float | None:
     """The mean of the first ANCHOR method with a positive value at R0, for the reference lines."""
-    for method in ANCHOR:
+    for method in anchors():
         if method in stats and R0 in stats[method].index and stats[method].loc[R0, "mean"] > 0:
             return float(stats[method].loc[R0, "mean"])
     return None

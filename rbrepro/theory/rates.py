@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from rbrepro.models.registry import SUBJECT
+from rbrepro.models.registry import SUBJECT, monte_carlo_baseline
 
 #: claimed slopes: O(1/(kappa R)) and O(1/R) objective gaps (eq. 13, [33]); O(1/sqrt(R)) kernel errors (§2.2)
 GAP_SLOPE = -1.0
@@ -148,7 +148,7 @@ def _mean_gaps(rows: pd.DataFrame, method: str) -> pd.Series:
 
 def _equal_R(rows: pd.DataFrame) -> dict:
     """Where RB is ahead of RF (smaller mean gap) at equal R, and the geometric-mean gap ratio RF / RB."""
-    rb, rf = _mean_gaps(rows, SUBJECT), _mean_gaps(rows, "rf")
+    rb, rf = _mean_gaps(rows, SUBJECT), _mean_gaps(rows, monte_carlo_baseline())
     common = rb.index.intersection(rf.index)
     ahead = [int(R) for R in common if rb[R] < rf[R]]
     behind = [int(R) for R in common if rb[R] >= rf[R]]
@@ -180,14 +180,15 @@ def verdicts(frame: pd.DataFrame, rates: pd.DataFrame | None = None) -> pd.DataF
         kappa = float(rows.loc[rows["method"] == SUBJECT, "kappa"].mean())
         row = {"dataset": dataset, "sigma": sigma, "kappa": kappa,
                "D_over_kappa_R": float(rows.loc[rows["method"] == SUBJECT, "D_over_kappa_R"].mean())}
-        rb_kR, rf_R = _fit(r, "rb", "gap", "kappa_R"), _fit(r, "rf", "gap")
+        rb_kR, rf_R = _fit(r, SUBJECT, "gap", "kappa_R"), _fit(r, monte_carlo_baseline(), "gap")
         row["rb_gap"] = classify(rb_kR["lo"], rb_kR["hi"], GAP_SLOPE)
         row["rf_gap"] = classify(rf_R["lo"], rf_R["hi"], GAP_SLOPE)
         for method in sorted(set(rows["method"])):
             for err in KERNEL_ERRORS:
                 fit = _fit(r, method, err)
                 row[f"{method}_{err}"] = classify(fit["lo"], fit["hi"], KERNEL_SLOPE)
-        row["rb_bound_held"], row["rf_bound_held"] = _bound_held(rows, SUBJECT), _bound_held(rows, "rf")
+        row["rb_bound_held"] = _bound_held(rows, SUBJECT)
+        row["rf_bound_held"] = _bound_held(rows, monte_carlo_baseline())
         row.update(_equal_R(rows))
         ratio = row["rf_over_rb_gap"]
         row["kappa_speedup"] = ("n/a" if not (np.isfinite(ratio) and np.isfinite(kappa)) else ">= kappa" if ratio >= kappa

@@ -14,7 +14,8 @@ import pandas as pd
 
 from rbrepro.data.load import load_dataset
 from rbrepro.errors import InvalidParameter
-from rbrepro.theory.diagnostics import METHODS, diagnostics, ridge_targets, subsample
+from rbrepro.models.registry import SUBJECT, monte_carlo_baseline
+from rbrepro.theory.diagnostics import diagnostics, ridge_targets, subsample, theorem1_methods
 from rbrepro.theory.rates import CONFIDENCE, fit_rates, verdicts
 
 #: R = 1, 2, 4, ..., 1024 (Fig. 4's range)
@@ -27,7 +28,7 @@ SAMPLE_SEED = 0
 
 
 def diagnose(dataset: str, n: int = 2000, sigmas: Sequence[float] = DEFAULT_SIGMAS, Rs: Sequence[int] = DEFAULT_RS,
-             seeds: Sequence[int] = DEFAULT_SEEDS, methods: Sequence[str] = METHODS, lam: float | None = None,
+             seeds: Sequence[int] = DEFAULT_SEEDS, methods: Sequence[str] | None = None, lam: float | None = None,
              data_path=None, mirror=None, progress: Callable[[int, int], None] | None = None,
              sample_seed: int = SAMPLE_SEED) -> pd.DataFrame:
     """Diagnostics rows (rbrepro.theory.diagnostics) on n training rows of `dataset` drawn with
@@ -35,6 +36,7 @@ def diagnose(dataset: str, n: int = 2000, sigmas: Sequence[float] = DEFAULT_SIGM
     from rbrepro.errors import InvalidParameter
     from rbrepro.features.params import check_count, check_sigma
 
+    methods = theorem1_methods() if methods is None else methods
     for sigma in sigmas:  # validated before any kernel matrix is built
         check_sigma(sigma)
     for R in Rs:
@@ -66,7 +68,8 @@ def summary_lines(frame: pd.DataFrame, rates: pd.DataFrame | None = None) -> lis
     """Per dataset and sigma: fitted slopes with their bootstrap intervals, and the verdicts."""
     rates = fit_rates(frame) if rates is None else rates
     checks = verdicts(frame, rates)
-    methods = [m for m in METHODS if m in set(frame["method"])]
+    methods = [m for m in theorem1_methods() if m in set(frame["method"])]
+    rb, rf = SUBJECT, monte_carlo_baseline()
     lines = [f"log-log slopes, {100 * CONFIDENCE:.0f} % bootstrap intervals over seeds; claimed: gap -1 "
              "(RB against kappa R, RF against R), kernel errors -0.5; only positive per-R mean values are fitted"]
     for _, v in checks.iterrows():
@@ -77,15 +80,15 @@ def summary_lines(frame: pd.DataFrame, rates: pd.DataFrame | None = None) -> lis
                      f"kappa={v['kappa']:.3g}, D/(kappa R)={v['D_over_kappa_R']:.3g}")
         lines.append(f"  fitted on R >= {int(r['R_from'].min())}" if len(r) else "  no fits")
         lines.append("  gap vs R: " + "; ".join(f"{m} {_slope(r, m, 'gap')}" for m in methods))
-        if "rb" in methods:
-            lines.append(f"  RB gap vs kappa R: {_slope(r, 'rb', 'gap', 'kappa_R')} -> {v['rb_gap']}; "
+        if rb in methods:
+            lines.append(f"  RB gap vs kappa R: {_slope(r, rb, 'gap', 'kappa_R')} -> {v['rb_gap']}; "
                          f"eq. 13 bound held: {v['rb_bound_held']}")
-        if "rf" in methods:
+        if rf in methods:
             lines.append(f"  RF gap vs R -> {v['rf_gap']}; eq. 13 bound (kappa = 1) held: {v['rf_bound_held']}")
         for err in ("fro_rel", "spec_rel", "max_abs"):
             lines.append(f"  {err} vs R: " + "; ".join(f"{m} {_slope(r, m, err)} -> {v[f'{m}_{err}']}"
                                                          for m in methods))
-        if {"rb", "rf"} <= set(methods):
+        if {rb, rf} <= set(methods):
             lines.append(f"  RB vs RF at equal R: ahead at R={_Rs(v['rb_ahead_at'])}, behind at "
                          f"R={_Rs(v['rb_behind_at'])}; RF/RB gap ratio {v['rf_over_rb_gap']:.3g} "
                          f"(kappa {v['kappa']:.3g}) -> {v['kappa_speedup']}")
@@ -97,7 +100,7 @@ def summary_lines(frame: pd.DataFrame, rates: pd.DataFrame | None = None) -> lis
 
 
 def run_diagnose(dataset: str, out_dir, *, n: int = 2000, sigmas: Sequence[float] = DEFAULT_SIGMAS,
-                 max_R: int = 1024, seeds: Sequence[int] = DEFAULT_SEEDS, methods: Sequence[str] = METHODS,
+                 max_R: int = 1024, seeds: Sequence[int] = DEFAULT_SEEDS, methods: Sequence[str] | None = None,
                  data_path=None, mirror=None, progress: Callable[[int, int], None] | None = None) -> list[str]:
     """What `rbrepro diagnose` does: the diagnostics of `dataset` at R = 1, 2, 4, ... max_R, written to
     out_dir/diagnostics.csv (atomically) and drawn as out_dir/theory.{png,pdf}; returns the summary."""
