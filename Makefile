@@ -6,6 +6,9 @@ STAMP  := $(VENV)/.installed-stamp
 # Data source: the local mirror when it exists (this project's machines), else the LIBSVM site.
 MIRROR ?= $(abspath ../shared/data/libsvm)
 DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
+# The make targets keep their downloaded and parsed data inside this checkout (ignored by git), not in
+# the user's cache folder; RBREPRO_DATA=PATH make ... puts it elsewhere.
+export RBREPRO_DATA ?= $(CURDIR)/.data
 
 .PHONY: bench-stopping publish bench-distributed bench-roofline theory scaling paper-scale shape-binning report install demo test soak battery bench-authors bench-authors-solver bench-susy bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-peers bench-growth clean-results help
 
@@ -140,10 +143,10 @@ compare: $(STAMP)
 # The mini configs (mirror datasets, small grids): all four figures in a few minutes; part of CI.
 figures-mini: $(STAMP)
 	for f in 3 4 5 6; do \
-	  $(DATA_ENV) $(BIN)/rbrepro sweep configs/fig$$f-mini.yaml -q || exit 1; \
+	  $(DATA_ENV) $(BIN)/rbrepro sweep configs/fig$$f-mini.yaml || exit 1; \
 	  $(BIN)/rbrepro plot fig$$f runs/fig$$f-mini --out figures/fig$$f-mini || exit 1; \
 	done
-	$(BIN)/python -m rbrepro.sweep.summary runs/fig3-mini runs/fig4-mini runs/fig5-mini runs/fig6-mini
+	$(BIN)/rbrepro summary runs/fig3-mini runs/fig4-mini runs/fig5-mini runs/fig6-mini
 
 # Long variants of the fault and bad-input suites: 15 SIGKILLs of a sweep at random moments,
 # property tests with thousands of examples (not part of CI).

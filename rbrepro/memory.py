@@ -1,8 +1,10 @@
 """Memory: refuse what cannot fit before allocating, and measure a fit's peak.
 
 Estimates are in bytes of the large arrays a method allocates. The limit defaults to
-60 % of the machine's physical memory and can be set with $RBREPRO_MEMORY_LIMIT_GB or a
-`memory_limit_gb` argument. Peak resident memory above the level at the start of a
+60 % of the memory this process may use: the least of the machine's physical memory, the
+control group's limit (cgroup v2 memory.max, or v1 memory.limit_in_bytes) and the address-space
+limit (`ulimit -v`, RLIMIT_AS, less what the process has mapped already); it can be set with
+$RBREPRO_MEMORY_LIMIT_GB or a `memory_limit_gb` argument. Peak resident memory above the level at the start of a
 block is read from Linux's VmHWM after resetting it (/proc/self/clear_refs), falling
 back to sampling VmRSS where that is not allowed. Memory that earlier work freed is handed
 back to the system first (glibc's malloc_trim): glibc keeps freed blocks below its mmap
@@ -38,6 +40,48 @@ def physical_memory_bytes() -> int:
         return 8 * GB
 
 
+#: a cgroup's "no limit" reads as a number this large or larger (v1 writes the largest page-aligned int)
+_NO_CGROUP_LIMIT = 2**60
+
+
+def cgroup_limit_bytes(root: Path = Path("/sys/fs/cgroup")) -> int | None:
+    """The memory limit of this process's control group (v2 memory.max, v1 memory.limit_in_bytes),
+    or None where there is none."""
+    for name in ("memory.max", "memory/memory.limit_in_bytes", "memory.limit_in_bytes"):
+        try:
+            text = (root / name).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) < _NO_CGROUP_LIMIT:
+            return int(text)
+    return None
+
+
+def address_space_left_bytes() -> int | None:
+    """What the address-space limit (`ulimit -v`, RLIMIT_AS) leaves this process to map, or None
+    where there is none."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError):
+        return None
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return None
+    try:
+        mapped = int(Path("/proc/self/statm").read_text().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        mapped = 0
+    return max(0, soft - mapped)
+
+
+def available_memory_bytes() -> int:
+    """The most memory this process may use: the least of physical memory, the cgroup's limit and the
+    address space left under RLIMIT_AS."""
+    limits = [physical_memory_bytes(), cgroup_limit_bytes(), address_space_left_bytes()]
+    return int(min(v for v in limits if v is not None))
+
+
 def env_number(name: str, default: float | None = None) -> float | None:
     """A positive finite number from the environment variable `name` (default when unset); anything
     else is a ValueError that names the variable and its value."""
@@ -51,7 +95,15 @@ def memory_limit_bytes(limit_gb: float | None = None) -> int:
         if not (limit_gb > 0 and limit_gb != float("inf")):
             raise InvalidParameter(f"memory limit must be a positive number of GB, got {limit_gb}")
         return int(limit_gb * GB)
-    return int(DEFAULT_SHARE * physical_memory_bytes())
+    return int(DEFAULT_SHARE * available_memory_bytes())
+
+
+def out_of_memory(what: str, doing: str, limit_gb: float | None = None) -> str:
+    """The one line for a MemoryError the guard did not foresee: what ran out, doing what, and what
+    this process may use (the guard's limit and the machine's, control group's and ulimit's least)."""
+    return (f"{what}: ran out of memory {doing}: it needs more than this process may use (the memory limit "
+            f"{_size(memory_limit_bytes(limit_gb))}, of {_size(available_memory_bytes())} available under the "
+            f"machine's RAM, its control group and ulimit -v); give it more memory, or less data")
 
 
 def _size(n_bytes: float) -> str:

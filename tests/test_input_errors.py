@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from rbrepro.data.atomic import atomic_path
 from rbrepro.data.libsvm import ParseError, parse_libsvm
 from rbrepro.models.persist import ModelFileError, load_model
+from rbrepro.sweep.cells import cells_on_test
 from tests.cli_runner import one_line_error, run_cli
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "libsvm"
@@ -244,7 +245,7 @@ def test_hand_made_cell_files_are_run_again_not_taken_as_finished(tmp_path, cont
     from rbrepro.sweep.runner import run_sweep
 
     cfg = parse_config("name: c\ndatasets:\n  digits: {sigma: [0.3], R: [8]}\n", "c.yaml")
-    key = cell_key(cfg.cells()[0], fingerprints_for(cfg, cfg.cells())["digits"])
+    key = cell_key(cells_on_test(cfg)[0], fingerprints_for(cfg, cells_on_test(cfg))["digits"])
     (tmp_path / "cells").mkdir()
     (tmp_path / "cells" / f"{key}.json").write_text(content)
     counts = run_sweep(cfg, tmp_path, backend=LocalBackend(1))

@@ -10,6 +10,7 @@ from rbrepro.data.delimited import parse_csv
 from rbrepro.data.files import ParseError
 from rbrepro.data.load import load_dataset, resolve_spec
 from rbrepro.data.user import load_datasets_file
+from rbrepro.sweep.cells import cells_on_test
 from rbrepro.sweep.config import ConfigError, load_config
 from tests.cli_runner import run_cli
 from tests.conftest import make_binary_problem, write_libsvm
@@ -37,7 +38,7 @@ def test_yaml_registered_datasets_load_like_built_ins(files, tmp_path):
     specs = load_datasets_file(files / "sets.yaml")
     ball = load_dataset(specs["ball"], tmp_path / "d")
     assert ball.X_train.shape == (400, 6) and ball.X_test.shape == (100, 6) and ball.task == "binary"
-    assert ball.split == "provided test file" and ball.scaling.startswith("minmax")
+    assert ball.split == "test file test.libsvm" and ball.scaling.startswith("minmax")
     wave = load_dataset("wave", tmp_path / "d", datasets_file=files / "sets.yaml")
     assert wave.task == "regression" and wave.X_train.shape == (400, 6) and wave.X_test.shape == (100, 6)
     assert wave.scaling == "as published" and wave.info["spec"].lam == 0.1
@@ -187,7 +188,7 @@ def test_a_sweep_over_a_registered_dataset(files, tmp_path):
     (tmp_path / "cfg.yaml").write_text(f"name: own\ndataset_files: [{files / 'sets.yaml'}]\n"
                                        "datasets:\n  ball: {sigma: [0.5, 2]}\n")
     cfg = load_config(tmp_path / "cfg.yaml")
-    assert [c.R for c in cfg.cells()] == [32, 32]  # the dataset's own default R
+    assert [c.R for c in cells_on_test(cfg)] == [32, 32]  # the dataset's own default R
     proc = _cli("sweep", tmp_path / "cfg.yaml", "--out", tmp_path / "res", "-q",
                 env={"RBREPRO_DATA": str(tmp_path / "d")})
     assert proc.returncode == 0, proc.stderr

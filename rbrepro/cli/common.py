@@ -11,7 +11,7 @@ from typing import Annotated, List, Optional
 import typer
 from rich.console import Console
 
-from rbrepro.models.registry import FEATURE_METHODS, METHOD_NAMES
+from rbrepro.models.registry import METHODS, feature_methods, method_names
 from rbrepro.vocabulary import FIGURES, KERNELS, LOSSES, SCALINGS, SOLVERS, STOPPINGS, TASKS, VARIANTS
 
 err = Console(stderr=True)
@@ -44,13 +44,28 @@ def _choices(name: str, values) -> type[Enum]:
     return Enum(name, [(member(v), v) for v in values], type=str)
 
 
-Method = _choices("Method", METHOD_NAMES)
-FeatureMethod = _choices("FeatureMethod", FEATURE_METHODS)
+# read when the command line is built: the paper's methods, those registered and those installed as plug-ins
+Method = _choices("Method", method_names())
+FeatureMethod = _choices("FeatureMethod", feature_methods())
 Kernel = _choices("Kernel", KERNELS)
 
 
-KERNEL_HELP = ("Distance of the Laplacian kernel exp(-sigma d(x, y)): l1 (what RB approximates; RB takes no other) "
-               "or euclidean (the authors' baselines: rf, nystrom, block, exact).")
+def _taking(kernel: str) -> str:
+    return ", ".join(name for name, spec in METHODS.items() if kernel in spec.kernels)
+
+
+METHOD_HELP = "The method: " + "; ".join(f"{name} ({spec.title})" for name, spec in METHODS.items()) + "."
+FEATURE_METHOD_HELP = "Feature map: " + ", ".join(feature_methods()) + "."
+R_HELP = "; ".join(f"{name}: {spec.r_meaning or 'unused'}" for name, spec in METHODS.items()) + "."
+SOLVER_HELP = ("default (" + "; ".join(f"{name}: {'pcg with --stopping auto, else cg' if spec.default_solver == 'cg' else spec.default_solver}"
+                                      for name, spec in METHODS.items()) + "), cg, pcg (CG preconditioned by the "
+               "square root of diag(Z^T Z) + lam), direct, or rcd (L1-regularized coordinate descent; "
+               + ", ".join(name for name, spec in METHODS.items() if "rcd" in spec.solvers) + ").")
+SPLITTABLE = ", ".join(name for name, spec in METHODS.items() if spec.has_features and not spec.distributed)
+
+
+KERNEL_HELP = (f"Distance of the Laplacian kernel exp(-sigma d(x, y)): l1 ({_taking('l1')}; what RB approximates) or "
+               f"euclidean ({_taking('euclidean')}; the authors' baselines used it).")
 
 
 Scaling = _choices("Scaling", SCALINGS)
@@ -83,6 +98,14 @@ def printable(text: str) -> str:
 def say(message: str) -> None:
     """One line on stderr, prefixed `rbrepro:`, control characters escaped."""
     err.print(f"rbrepro: {printable(message)}", highlight=False, markup=False, soft_wrap=True)
+
+
+def status(message: str) -> None:
+    """Say on a terminal what a wait of some seconds is for (loading, a cluster starting, choosing
+    sigma), as the progress bars do; off a terminal (a log, a pipe, CI) nothing, so an error stays
+    the one line on stderr."""
+    if err.is_terminal:
+        say(message)
 
 
 def _fail(message: str, code: int = 2):
@@ -136,6 +159,10 @@ def _expected_message(exc: BaseException) -> str | None:
 
     if isinstance(exc, RbreproError):
         return str(exc)
+    if isinstance(exc, MemoryError):  # one the guard did not foresee: still one line, never a traceback
+        from rbrepro.memory import out_of_memory
+
+        return out_of_memory("rbrepro", "in the middle of the work", None)
     if isinstance(exc, OSError) and getattr(exc, "filename", None):
         return f"{exc.filename}: {exc.strerror or exc} (nothing written so far was lost: every write is atomic)"
     return None

@@ -11,8 +11,13 @@ import typer
 
 from rbrepro.cli.app import app
 from rbrepro.cli.common import (
+    FEATURE_METHOD_HELP,
     KERNEL_HELP,
+    METHOD_HELP,
+    R_HELP,
     SCALING_HELP,
+    SOLVER_HELP,
+    SPLITTABLE,
     DataDir,
     DatasetsFile,
     FeatureMethod,
@@ -33,15 +38,16 @@ from rbrepro.cli.common import (
     _sigma_or_auto,
     _validated,
     say,
+    status,
 )
+from rbrepro.models.registry import SUBJECT
 
 
 @app.command()
 def featurize(
     name: str = typer.Argument(..., help="Dataset name, or a path to a LIBSVM/CSV file."),
-    method: FeatureMethod = typer.Option(FeatureMethod.rb, "--method", help="Feature map: rb, rf or nystrom."),
-    R: int = typer.Option(256, "--R", "-R", min=1, help="rb: random grids (non-zeros per row); rf: features; "
-                                                         "nystrom: landmarks."),
+    method: FeatureMethod = typer.Option(FeatureMethod(SUBJECT), "--method", help=FEATURE_METHOD_HELP),
+    R: int = typer.Option(256, "--R", "-R", min=1, help=R_HELP),
     sigma: float = typer.Option(1.0, "--sigma", callback=_validated(_check_sigma), help="Inverse kernel width sigma (> 0)."),
     kernel: Kernel = typer.Option(Kernel.l1, "--kernel", help=KERNEL_HELP),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the grid / frequency / landmark draw."),
@@ -112,11 +118,8 @@ def _featurize_timed(spec, data, R: int, sigma: float, kernel: str, seed: int) -
 @app.command()
 def train(
     name: str = typer.Argument(..., help="Dataset name, or a path to a LIBSVM/CSV file."),
-    method: Method = typer.Option(Method.rb, "--method",
-                                  help="rb (Random Binning), rf (Random Fourier), nystrom, block (independent "
-                                       "block-diagonal kernel), exact (exact kernel)."),
-    R: int = typer.Option(256, "--R", "-R", min=1,
-                          help="rb: grids; rf: features; nystrom: landmarks; block: leaf size; exact: unused."),
+    method: Method = typer.Option(Method(SUBJECT), "--method", help=METHOD_HELP),
+    R: int = typer.Option(256, "--R", "-R", min=1, help=R_HELP),
     sigma: str = typer.Option("1", "--sigma", callback=_sigma_or_auto,
                               help="Inverse kernel width sigma (> 0), or auto: the best of 0.01 ... 100 (three a "
                                    "decade) on a validation split of the training rows, curve printed."),
@@ -126,11 +129,7 @@ def train(
                                                         "distinct values are refused until you say)."),
     scaling: Scaling = typer.Option(Scaling.default, "--scaling", help=SCALING_HELP),
     lam: Optional[float] = typer.Option(None, "--lam", callback=_validated(_check_lam), help="Ridge lambda [default: the dataset's, usually 0.01]."),
-    solver: Solver = typer.Option(Solver.default, "--solver",
-                                  help="default (rb: pcg with --stopping auto, else cg; rf, nystrom: direct; "
-                                       "block, exact: Cholesky), cg, pcg (CG preconditioned by the square root "
-                                       "of diag(Z^T Z) + lam), direct, or rcd (L1-regularized coordinate "
-                                       "descent; rb and rf)."),
+    solver: Solver = typer.Option(Solver.default, "--solver", help=SOLVER_HELP),
     l1: Optional[float] = typer.Option(None, "--l1", help="rcd: the L1 weight lambda of F(w) [default: 1e-4]."),
     loss: Loss = typer.Option(Loss.squared_hinge, "--loss", help="rcd loss for classification (regression: square)."),
     epochs: int = typer.Option(20, "--epochs", min=0, help="rcd: passes over all coordinates."),
@@ -157,7 +156,7 @@ def train(
                                               "pickle) for `rbrepro predict`."),
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Fit and predict across a dask cluster: local:N "
                                           "(N worker processes on 127.0.0.1, started and stopped here) or "
-                                          "tcp://HOST:PORT (a running scheduler); rb, rf and nystrom only."),
+                                          f"tcp://HOST:PORT (a running scheduler); {SPLITTABLE} only."),
     partitions: Optional[int] = typer.Option(None, "--partitions", min=1, help="--cluster: row partitions "
                                              "[default: one per worker]."),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object: the result row."),
@@ -185,8 +184,12 @@ def train(
                         scaling=scaling.value)
     options = dict(lam=lam, l1=l1, data_dir=data_dir, mirror=mirror, datasets_file=datasets, test_file=test,
                    label_column=label_column, save_model=save_model, progress=not (as_json or quiet),
-                   task=task.value, auto_sigma=auto, on_point=None if as_json else _print_point)
+                   task=task.value, auto_sigma=auto, on_point=None if as_json or quiet else _print_point)
     params = _guard(lambda: resolve_stopping(params, stopping.value))
+    _refuse_before_loading(cluster, partitions, params)
+    if not (as_json or quiet):
+        status(f"{name}: loading the data" + (", then choosing sigma without the test rows (each width scored "
+                                              "is printed)" if auto else "") + f", then fitting {method.value} ...")
     row = _train_here_or_on(cluster, partitions, params, options)
     if as_json:
         typer.echo(json.dumps(row, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
@@ -194,15 +197,25 @@ def train(
     typer.echo(_train_summary(row, method.value, kernel, auto, save_model is not None, cluster is not None))
 
 
+def _refuse_before_loading(cluster: str | None, partitions: int | None, params) -> None:
+    """What the cluster would refuse, refused before the cluster starts or a row loads."""
+    if partitions and not cluster:
+        _fail("--partitions splits the rows over a dask cluster; add --cluster local:N or tcp://HOST:PORT")
+    if cluster:
+        from rbrepro.distributed.train import refuse_early
+
+        _guard(lambda: refuse_early(params))
+
+
 def _train_here_or_on(cluster: str | None, partitions: int | None, params, options: dict) -> dict:
     """models.train.train in this process, or across the dask cluster `cluster` names."""
     from rbrepro.models.train import train as train_model
 
-    if partitions and not cluster:
-        _fail("--partitions splits the rows over a dask cluster; add --cluster local:N or tcp://HOST:PORT")
     if cluster:
         from rbrepro.distributed.train import train_on_cluster
 
+        if options.get("progress"):
+            status(f"starting the dask cluster {cluster} (workers take some seconds to come up) ...")
         return _guard(lambda: train_on_cluster(params, cluster, partitions=partitions, **options))
     return _guard(lambda: train_model(params, **options))
 
@@ -219,11 +232,12 @@ def _train_summary(row: dict, method: str, kernel, auto: bool, saved: bool, clus
     chosen = ""
     if auto:
         edge = f" (the grid's {row['sigma_edge']} end: the best may lie beyond)" if row["sigma_edge"] else ""
-        chosen = f"sigma chosen on validation: {row['sigma']:g}{edge}\n"
+        chosen = f"sigma {row['sigma']:g} chosen on the {row['sigma_selection']}{edge}\n"
     return (chosen + f"{row['dataset']}: {method} R={row['R']} sigma={row['sigma']:g}{kernel_text} "
             f"{'l1' if rcd else 'lam'}={row['lam']:g}: test "
             f"{row['metric']} {row['test_metric']:.4g}{unit} (train {row['train_metric']:.4g}{unit}); "
-            f"D={row['D']}{kappa}; {solver_text}; featurize {row['featurize_s']:.3f} s + solve "
+            f"D={row['D']}{kappa}; {solver_text}; tested on {row['split']} ({row['n_test']:,} rows); "
+            f"featurize {row['featurize_s']:.3f} s + solve "
             f"{row['solve_s']:.3f} s = train {row['train_s']:.3f} s; predict {row['predict_s']:.3f} s; peak "
             f"{row['peak_fit_mb']:.0f} MB ({row['threads']} threads)"
             + (f"; model saved to {row['model_path']}" if saved else "")
@@ -232,7 +246,7 @@ def _train_summary(row: dict, method: str, kernel, auto: bool, saved: bool, clus
 
 
 def _print_point(sigma: float, metric: float, name: str) -> None:
-    typer.echo(f"  sigma {sigma:<6g} validation {name} {metric:.4g}")
+    typer.echo(f"  sigma {sigma:<6g} held-out {name} {metric:.4g}")
 
 
 @app.command()
@@ -251,6 +265,7 @@ def predict(
                                                   "LIBSVM file that omits trailing features is padded anyway)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON summary (with the metric where the file's "
                                                        "labels allow one)."),
+    quiet: Quiet = False,
 ):
     """Apply a saved model to new rows (scaled as its training data was), labelled or not.
 
@@ -261,7 +276,7 @@ def predict(
     from rbrepro.models.apply import apply_model, prediction_lines
 
     result = _guard(lambda: apply_model(model, file, label_column, pad))
-    for note in result.notes:
+    for note in [] if quiet else result.notes:
         say(note)
     task = "regression" if result.classes is None else "classification"
     lines = prediction_lines(result, task, scores)
@@ -275,10 +290,11 @@ def predict(
         typer.echo(json.dumps({"model": str(model), "file": str(file), "rows": int(len(result.predicted)),
                                "metric": result.metric, "value": result.value, "why_no_metric": result.why_no_metric,
                                "out": str(out) if out else None}))
-    elif out:
+    elif out and not quiet:
         typer.echo(f"{len(result.predicted)} predictions -> {out}; {metric}")
     else:
         typer.echo(lines, nl=False)
-        say(metric)
+        if not quiet:
+            say(metric)
 
 

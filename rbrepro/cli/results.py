@@ -1,4 +1,4 @@
-"""`rbrepro plot`, `compare`, `diagnose` and `report`: what the results show."""
+"""`rbrepro plot`, `compare`, `summary`, `diagnose` and `report`: what the results show."""
 
 from __future__ import annotations
 
@@ -78,6 +78,46 @@ def compare(
     for line in comparison_lines(points, mode):
         typer.echo(line)
     typer.echo(f"[{figure}, {results}]")
+
+
+@app.command()
+def summary(
+    results: List[Path] = typer.Argument(..., help="Results folders (each with results.csv) or results CSVs of "
+                                                   "any sweep, yours included."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print the best settings as a Markdown table."),
+):
+    """What a sweep found: its cells by status (and why a dataset has none), then per dataset, method
+    and R the sigma the protocol chose and the test metric there (the median over seeds, their band
+    [min, max] and how many). Where the sweep chose no sigma (a grid), the best median on test is
+    shown and said to be so: a look at the test rows, not a selection."""
+    from rbrepro.analysis.best import best_settings
+    from rbrepro.analysis.results import load_results
+    from rbrepro.sweep.summary import summarize
+
+    for folder in results:
+        for line in summarize(folder if folder.is_dir() else folder.parent):
+            typer.echo(line)
+        frame, _ = _guard(lambda: load_results(folder))
+        table = best_settings(frame)
+        if table.empty:
+            typer.echo("  no successful test rows")
+            continue
+        rows = [[r.dataset, r.method, r.R, f"{r.sigma:g}", r.chosen,
+                 f"{r.median:.4g} [{r.min:.4g}, {r.max:.4g}]" if r.seeds > 1 else f"{r.median:.4g}", r.seeds]
+                for r in table.itertuples()]
+        header = ["dataset", "method", "R", "sigma", "chosen", f"test {table['metric'].iloc[0]} (median [band])",
+                  "seeds"]
+        typer.echo(_table(header, rows, markdown))
+
+
+def _table(header: list[str], rows: list[list], markdown: bool) -> str:
+    """Rows as a Markdown table, or as aligned plain columns."""
+    cells = [header, *[[str(v) for v in row] for row in rows]]
+    if markdown:
+        return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+                          *["| " + " | ".join(r) + " |" for r in cells[1:]]])
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    return "\n".join("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in cells)
 
 
 @app.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import List, Optional
 
@@ -94,6 +95,10 @@ def sweep(
 
 
 
+#: off a terminal, a status line at most this often (seconds) while cells finish
+STATUS_EVERY_S = 10.0
+
+
 def _with_progress(run, name: str, where: str, n_cells: int, out_dir: Path, quiet: bool) -> dict:
     """run(on_progress) under a progress bar; SIGINT and SIGTERM stop it with one line (the workers
     stopped, the finished cells kept) and exit 128 + the signal's number, so a rerun resumes."""
@@ -117,8 +122,14 @@ def _with_progress(run, name: str, where: str, n_cells: int, out_dir: Path, quie
                   disable=quiet) as bar:
         task = bar.add_task(f"sweep {name} on {where}", total=n_cells, failed=0)
 
+        said = [time.monotonic()]
+
         def progress(done, failed, total):
             bar.update(task, completed=done + failed, total=max(total, n_cells), failed=failed)
+            if not quiet and not err.is_terminal and time.monotonic() - said[0] >= STATUS_EVERY_S:
+                said[0] = time.monotonic()  # no bar off a terminal (a log, CI): a line now and then instead
+                err.print(f"rbrepro: sweep {name}: {done + failed} of {max(total, n_cells)} cells finished, "
+                          f"{failed} failed", highlight=False, markup=False)
 
         try:
             return _guard(lambda: run(progress))
@@ -135,8 +146,10 @@ def _with_progress(run, name: str, where: str, n_cells: int, out_dir: Path, quie
 
 def _grid_cells(cfg, narrow, config: Path) -> list:
     """The cells known before the run, through the filters (the band at every sigma once); none is an error."""
-    cells = narrow(cfg.selection_cells()) + narrow(cfg.cells())
-    cells += [c for c in narrow(cfg.band_cells()) if c not in set(cells)]
+    from rbrepro.sweep.cells import band_cells, cells_on_test, selection_cells
+
+    cells = narrow(selection_cells(cfg)) + narrow(cells_on_test(cfg))
+    cells += [c for c in narrow(band_cells(cfg)) if c not in set(cells)]
     if not cells:
         _fail(f"the filters select no cell of {config}")
     return cells

@@ -29,7 +29,7 @@ from rbrepro.data.inputs import redact
 from rbrepro.data.registry import REGISTRY, DataFile, DatasetSpec, get_spec
 from rbrepro.data.scaling import MinMaxScaler, ScalingError, minmax_scale  # noqa: F401  (MinMaxScaler, minmax_scale: re-exported)
 from rbrepro.errors import InvalidParameter, MissingData
-from rbrepro.memory import MemoryLimitError
+from rbrepro.memory import MemoryLimitError, out_of_memory
 from rbrepro.vocabulary import SCALINGS
 
 log = logging.getLogger(__name__)
@@ -286,10 +286,17 @@ def _read(spec: DatasetSpec, root: Path, fetch: bool, mirror, progress: bool, me
             parsed[role] = load_parsed(raw, spec.n_features, root / "cache", f.format, key=f.path,
                                        repairs=f.repairs, label_column=f.label_column,
                                        memory_limit_gb=memory_limit_gb)
-        except (libsvm.ParseError, MemoryLimitError) as exc:
+        except MemoryLimitError as exc:
             if not f.url:
                 raise
             # a user's file is parsed from its copy under raw/user/: name the file the user gave
+            raise type(exc)(str(exc).replace(str(raw), redact(f.url))) from None
+        except MemoryError:  # not the guard's refusal: an allocation the machine's limits refused
+            raise MemoryLimitError(out_of_memory(redact(f.url) if f.url else str(raw), "reading its rows",
+                                                 memory_limit_gb)) from None
+        except libsvm.ParseError as exc:
+            if not f.url:
+                raise
             raise type(exc)(str(exc).replace(str(raw), redact(f.url))) from None
         _check_rows(raw, parsed[role], f)
         check_parsed(redact(f.url) if f.url else str(raw), parsed[role], spec.n_features)
@@ -314,7 +321,8 @@ def _check_labels(spec: DatasetSpec, task: str, train, test, val) -> None:
 def _split(spec: DatasetSpec, train, test):
     """(train, test, how they were had): the test file, or a seeded split of the training rows."""
     if test is not None:
-        return train, test, "provided test file"
+        where = spec.test.url if spec.source == "user" and spec.test is not None else ""
+        return train, test, f"test file {os.path.basename(where)}" if where else "provided test file"
     n = train.X.shape[0]
     perm = np.random.default_rng(spec.split_seed).permutation(n)
     cut = split_sizes(n, spec)

@@ -82,8 +82,37 @@ def spec_from_files(name: str, train: str, test: str | None = None, task: str = 
                        scaling=scaling, default_R=default_R, lam=lam, note=note or "user data")
 
 
+#: (training file ending, test file endings) of the pairs LIBSVM's site and libsvmdata use: a9a with
+#: a9a.t, ijcnn1.tr with ijcnn1.t, name.train with name.test, name_train with name_test
+PAIRED_ENDINGS = (("", (".t", ".test")), (".tr", (".t", ".test")), (".train", (".test", ".t")),
+                  ("_train", ("_test",)))
+
+
+def paired_test_file(path: str) -> str | None:
+    """The test file beside a training file, as LIBSVM's site pairs them (PAIRED_ENDINGS), compression
+    suffix kept; None where there is none (then the rows are split)."""
+    p = Path(path).expanduser()
+    name, compressed = p.name, ""
+    for suffix in (".bz2", ".xz", ".gz"):
+        if name.endswith(suffix):
+            name, compressed = name.removesuffix(suffix), suffix
+            break
+    for train_end, test_ends in PAIRED_ENDINGS:
+        if train_end and not name.endswith(train_end):
+            continue
+        stem = name.removesuffix(train_end) if train_end else name
+        for end in test_ends:
+            candidate = p.with_name(stem + end + compressed)
+            if candidate != p and candidate.is_file():
+                return str(candidate)
+    return None
+
+
 def spec_from_path(path: str, test: str | None = None, label_column: int = 0) -> DatasetSpec:
-    """An ad hoc dataset for a file named on the command line (name = the file's stem)."""
+    """An ad hoc dataset for a file named on the command line (name = the file's stem); without a test
+    file, the one beside it that LIBSVM's naming pairs with it (`paired_test_file`), if any."""
+    if test is None:
+        test = paired_test_file(path)
     loc = _location(path, Path.cwd())
     if "://" not in loc:
         try:

@@ -145,8 +145,11 @@ class SavedModel:
 
     @property
     def task(self) -> str:
-        """"classification" or "regression"."""
-        return self.header["task"]
+        """The task, as data say it (vocabulary.TASKS): "regression", "binary" or "multiclass"."""
+        task = self.header["task"]
+        if task not in ("regression", "binary", "multiclass"):  # written by Python before: "classification"
+            task = "binary" if self.classes_ is not None and len(self.classes_) == 2 else "multiclass"
+        return task
 
     @property
     def n_features_in_(self) -> int:
@@ -157,14 +160,27 @@ class SavedModel:
         return getattr(self.estimator, "classes_", None)
 
     @property
+    def _estimator_step(self):
+        """The rbrepro estimator (the last step of a saved Pipeline)."""
+        return self.estimator.steps[-1][1] if hasattr(self.estimator, "steps") else self.estimator
+
+    @property
     def label_column(self) -> int:
         """The label column of the CSV file it was trained on (0 when it was not a CSV)."""
         return int(self.header.get("label_column") or 0)
 
     def _rows(self, X):
+        """Raw rows as the estimator takes them: any array-like (lists, dense, scipy sparse), two
+        dimensions (a single row is refused with how to pass it), the model's width, scaled as the
+        training rows were."""
+        where = self.path or "the model"
+        if not sp.issparse(X):
+            X = np.asarray(X, dtype=np.float64) if not isinstance(X, np.ndarray) else X
+            if X.ndim == 1:
+                raise ModelFileError(f"{where}: a 1-D array of {X.shape[0]} values; rows are 2-D: pass one row as "
+                                     f"[row] or X.reshape(1, -1), a column of values as X.reshape(-1, 1)")
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise ModelFileError(f"{self.path or 'the model'}: rows of {X.shape[-1]} features; the model takes "
-                                 f"{self.n_features_in_}")
+            raise ModelFileError(f"{where}: rows of {X.shape[-1]} features; the model takes {self.n_features_in_}")
         return self.scaler.transform(X) if self.scaler is not None else X
 
     def predict(self, X):
@@ -186,8 +202,13 @@ class SavedModel:
         return scores, targets.decode(scores.reshape(len(scores), -1), self.classes_)
 
     def score(self, X, y) -> float:
-        """The task's metric (docs/design.md §2): accuracy in %, or the relative error."""
-        return metrics.score(self.task, np.asarray(y), self.predict(X))
+        """As scikit-learn scores: the mean accuracy (a fraction) for a classifier, R^2 for a regressor,
+        on raw rows. `metric(X, y)` gives the paper's metric instead."""
+        return float(self.estimator.score(self._rows(X), np.asarray(y)))
+
+    def metric(self, X, y) -> float:
+        """The paper's metric (docs/design.md §2): accuracy in %, or the relative error (lower is better)."""
+        return metrics.score("regression" if self.classes_ is None else "binary", np.asarray(y), self.predict(X))
 
     def predict_file(self, data_path: str | Path, label_column: int | None = None, pad: bool = False) -> Predictions:
         """Predict every row of a LIBSVM or CSV file (`label_column`: the training file's by default);

@@ -23,7 +23,7 @@ from rbrepro.errors import InvalidParameter
 from rbrepro.features.params import check_sigma
 from rbrepro.memory import PeakMemory, memory_limit_bytes
 from rbrepro.models import targets
-from rbrepro.models.registry import METHODS, method_names, solver_conflict
+from rbrepro.models.registry import METHODS, SUBJECT, method_names, solver_conflict
 from rbrepro.provenance import provenance
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.vocabulary import KERNELS, LOSSES, RNGS, SCALINGS, SCORINGS, SOLVERS, STOPPINGS, VARIANTS
@@ -40,7 +40,7 @@ ALGORITHM_VERSION = 4
 @dataclass(frozen=True)
 class CellParams:
     dataset: str
-    method: str = "rb"
+    method: str = SUBJECT
     sigma: float = 1.0
     kernel: str = "l1"          # l1 | euclidean (rf, nystrom, block, exact; rb is l1 only)
     R: int = 256                # grids (rb), features (rf), landmarks (nystrom), leaf size (block); unused by exact

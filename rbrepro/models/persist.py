@@ -30,6 +30,12 @@ from rbrepro.models.registry import METHODS, RCD_ESTIMATORS, resolve
 
 FORMAT = "rbrepro-model"
 VERSION = 3  # 2: linear bin-vector hash (keys of version 1 files differ); 3: classifier/regressor classes
+#: the tasks a header names (vocabulary.TASKS); files written before by Python said "classification"
+HEADER_TASKS = ("regression", "binary", "multiclass")
+#: the scikit-learn scalers a saved Pipeline may put before an rbrepro estimator: their fitted arrays
+PIPELINE_SCALERS = {"MinMaxScaler": ("min_", "scale_", "data_min_", "data_max_", "data_range_"),
+                    "MaxAbsScaler": ("max_abs_", "scale_"),
+                    "StandardScaler": ("mean_", "var_", "scale_")}
 
 
 def _classes() -> dict[str, type]:
@@ -76,10 +82,46 @@ def _scalar(value):
     return value
 
 
+def header_task(model) -> str:
+    """The task a model's header names: regression, binary or multiclass (vocabulary.TASKS)."""
+    classes = getattr(model, "classes_", None)
+    if classes is None:
+        return "regression"
+    return "binary" if len(classes) == 2 else "multiclass"
+
+
+def _pipeline_steps(pipeline) -> tuple[list, object]:
+    """(the scalers before the estimator, the estimator) of a fitted scikit-learn Pipeline, or a
+    ModelFileError naming the step that cannot be saved without pickle."""
+    steps = list(pipeline.steps)
+    *scalers, (_, model) = steps
+    for name, step in scalers:
+        if type(step).__name__ not in PIPELINE_SCALERS or type(step).__module__.split(".")[0] != "sklearn":
+            raise ModelFileError(f"cannot save the Pipeline step {name!r} ({type(step).__name__}) without pickle: "
+                                 f"a saved Pipeline is scikit-learn scalers ({', '.join(PIPELINE_SCALERS)}) "
+                                 f"followed by an rbrepro estimator")
+    return scalers, model
+
+
+def save(model, path: str | Path) -> Path:
+    """Write a fitted rbrepro estimator, or a fitted scikit-learn Pipeline of scalers (PIPELINE_SCALERS)
+    ending in one, to `path` (.npz, no pickle); `rbrepro.models.load(path)` reads it back whole."""
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(model)
+    estimator = _pipeline_steps(model)[1] if type(model).__name__ == "Pipeline" else model
+    return save_model(model, path, dataset="(python)", n_features=int(model.n_features_in_),
+                      task=header_task(estimator), scaler=None, fingerprint="", scaling="as given")
+
+
 def save_model(model, path: str | Path, dataset: str, n_features: int, task: str, scaler: MinMaxScaler | None,
                fingerprint: str, scaling: str, label_column: int = 0) -> Path:
-    """Write `model` to `path` (.npz) atomically; `label_column` is the training CSV's label column
-    (`rbrepro predict` reads files of new rows the same way unless told otherwise)."""
+    """Write `model` (an rbrepro estimator, or a scikit-learn Pipeline of scalers and one) to `path`
+    (.npz) atomically; `label_column` is the training CSV's label column (`rbrepro predict` reads files
+    of new rows the same way unless told otherwise)."""
+    scalers = []
+    if type(model).__name__ == "Pipeline":
+        scalers, model = _pipeline_steps(model)
     cls = type(model)
     if _classes().get(cls.__name__) is not cls:
         raise ModelFileError(f"cannot save a {cls.__name__}")
@@ -102,7 +144,16 @@ def save_model(model, path: str | Path, dataset: str, n_features: int, task: str
         arrays.update({f"model.{name}": a for name, a in model._ragged_state().items()})
     if scaler is not None:
         arrays["scaler.lo"], arrays["scaler.inv"] = scaler.lo, scaler.inv
+    pipeline = []
+    for i, (name, step) in enumerate(scalers):
+        kind = type(step).__name__
+        pipeline.append({"name": name, "class": kind, "params": step.get_params(),
+                         "n_samples_seen_": _scalar(np.asarray(step.n_samples_seen_).max())})
+        for attr in PIPELINE_SCALERS[kind]:
+            if getattr(step, attr, None) is not None:
+                arrays[f"pipeline{i}.{attr}"] = np.asarray(getattr(step, attr))
     header = {"format": FORMAT, "version": VERSION, "class": cls.__name__, "feature_class": feature_class,
+              **({"pipeline": pipeline} if pipeline else {}),
               "params": model.get_params(), "scalars": scalars, "dataset": dataset, "n_features": int(n_features),
               "task": task, "scaling": scaling, "data_fingerprint": fingerprint, "label_column": int(label_column),
               "checksums": {name: _checksum(np.asarray(a)) for name, a in arrays.items()}}
@@ -218,11 +269,44 @@ def _load(path: Path):
     if getattr(model, "n_features_in_", d) != d:
         raise ModelFileError(f"{path}: damaged model: it expects {model.n_features_in_} features, its header {d}")
     _check_state(path, model, d)
-    scaler = None
-    if "scaler.lo" in arrays:
-        lo, inv = arrays["scaler.lo"], arrays["scaler.inv"]
-        if lo.shape != (d,) or inv.shape != (d,):
-            raise ModelFileError(f"{path}: damaged model: its scaling holds {lo.shape} / {inv.shape} values for "
-                                 f"{d} features")
-        scaler = MinMaxScaler(lo, inv)
-    return model, header, scaler
+    if header.get("pipeline"):
+        model = _restore_pipeline(path, header["pipeline"], arrays, model, d)
+    return model, header, _scaler(path, arrays, d)
+
+
+def _scaler(path: Path, arrays: dict, d: int) -> MinMaxScaler | None:
+    """The training rows' min-max map a command-line model carries, checked (d finite values each)."""
+    if "scaler.lo" not in arrays:
+        return None
+    lo, inv = arrays["scaler.lo"], arrays["scaler.inv"]
+    if lo.shape != (d,) or inv.shape != (d,):
+        raise ModelFileError(f"{path}: damaged model: its scaling holds {lo.shape} / {inv.shape} values for "
+                             f"{d} features")
+    for name, values in (("scaler.lo", lo), ("scaler.inv", inv)):
+        if not np.isfinite(values).all():
+            raise _damaged(path, f"its scaling array {name!r} holds a value that is not finite")
+    return MinMaxScaler(lo, inv)
+
+
+def _restore_pipeline(path: Path, steps: list, arrays: dict, model, d: int):
+    """The saved scikit-learn Pipeline: each scaler rebuilt from its parameters and fitted arrays
+    (checked finite and d wide), then the estimator."""
+    from sklearn import preprocessing
+    from sklearn.pipeline import Pipeline
+
+    rebuilt = []
+    for i, step in enumerate(steps):
+        kind = step.get("class")
+        if kind not in PIPELINE_SCALERS:
+            raise _damaged(path, f"pipeline step {i} is a {kind!r}, not one of {', '.join(PIPELINE_SCALERS)}")
+        scaler = getattr(preprocessing, kind)(**step["params"])
+        for attr in PIPELINE_SCALERS[kind]:
+            name = f"pipeline{i}.{attr}"
+            if name in arrays:
+                values = arrays[name]
+                if values.shape != (d,) or not np.isfinite(values).all():
+                    raise _damaged(path, f"its pipeline array {name!r} is not {d} finite values")
+                setattr(scaler, attr, values)
+        scaler.n_features_in_, scaler.n_samples_seen_ = d, int(step.get("n_samples_seen_", 1))
+        rebuilt.append((step["name"], scaler))
+    return Pipeline([*rebuilt, (type(model).__name__.lower(), model)])
