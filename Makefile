@@ -10,7 +10,7 @@ DATA_ENV := $(if $(wildcard $(MIRROR)/MANIFEST.tsv),RBREPRO_MIRROR=$(MIRROR),)
 # the user's cache folder; RBREPRO_DATA=PATH make ... puts it elsewhere.
 export RBREPRO_DATA ?= $(CURDIR)/.data
 
-.PHONY: bench-stopping publish bench-distributed bench-roofline theory scaling paper-scale shape-binning report install demo test soak battery bench-authors bench-authors-solver bench-susy bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-peers bench-growth clean-results help
+.PHONY: bench-stopping bench-sigma-auto publish bench-distributed bench-roofline theory scaling paper-scale shape-binning report install demo test soak battery bench-authors bench-authors-solver bench-susy bench-layout bench-profile figures figures-fair plots compare figures-mini bench bench-train bench-parse bench-rcd bench-pcg bench-equal-r bench-tta bench-peers bench-growth clean-results help
 
 help:
 	@echo "make demo         sweep configs/quick.yaml on the embedded digits set (offline) and plot it"
@@ -39,7 +39,8 @@ help:
 	@echo "make bench-distributed  RB at R = 1024 on 4 M SUSY-shaped rows across local:4 dask workers (12 GB each),"
 	@echo "                  and the time per CG step for 1 ... 1000 machines on 10 Gb/s"
 	@echo "make bench-stopping  CG's stopping rules (authors' 50 steps, held-out early stop, with Jacobi PCG) on every"
-	@echo "                  mirror dataset, RB at R = 256 and 1024"
+	@echo "                  mirror dataset, RB at R = 256 (bench/results/stopping.csv)"
+	@echo "make bench-sigma-auto  --sigma auto against one fit at the sigma it chooses (bench/results/sigma-auto.csv)"
 	@echo "make bench-peers  time to exact-kernel accuracy - 0.5/1/2 pt: rbrepro RB, sklearn Nystroem/RBFSampler,"
 	@echo "                  sklearnex SVC/SVR, the authors' C++ (AUTHORS=PATH, SKLEARNEX_PYTHON=PATH)"
 	@echo "make bench-authors-solver  the authors' PCG driver (49 updates, warm-started classes) on their draws"
@@ -171,6 +172,9 @@ bench-rcd: $(STAMP)
 
 bench-stopping: $(STAMP)
 	$(DATA_ENV) $(BIN)/python -m bench.stopping
+
+bench-sigma-auto: $(STAMP)
+	$(DATA_ENV) $(BIN)/python -m bench.sigma_auto
 
 bench-pcg: $(STAMP)
 	$(DATA_ENV) $(BIN)/python -m bench.pcg_vs_cg

@@ -12,9 +12,9 @@ six fits; `curve` lists every point scored.
 How a candidate is scored:
 - by CG with early stopping (`stopping: validation`): the held-out tenth of the training rows that
   early stopping keeps apart, the best score of the search pass (feature map, then CG on the other
-  rows), no final refit; on a seeded half of the training rows where there are more than
-  SUBSAMPLE_FROM (the width that suits half the rows suits them all to within the grid's third of a
-  decade on the mirror's sets: bench/sigma_auto.py);
+  rows), no final steps; on a seeded SUBSAMPLE_ROWS of the training rows where there are more (the
+  width chosen so lies within one grid step, a third of a decade, of the one every row would choose
+  on the mirror's sets: bench/sigma_auto.py records both);
 - otherwise (a direct or Cholesky solve): a fit on the validation split (the site's validation file,
   else a seeded 20 %) scored there, as the sweeps' validation cells are.
 The chosen width's model is then fitted on every training row by the caller.
@@ -34,8 +34,8 @@ from rbrepro.metrics import best_sigma, metric_name
 AUTO_SIGMAS = tuple(float(f"{10 ** (k / 3):.3g}") for k in range(-6, 7))
 #: grid steps of the pattern search: a decade, then a third of one
 COARSE, FINE = 3, 1
-#: training rows above which a held-out search scores the candidates on a seeded half of them
-SUBSAMPLE_FROM = 10_000
+#: the most training rows a held-out search scores a candidate on (a seeded sample where there are more)
+SUBSAMPLE_ROWS = 10_000
 SUBSAMPLE_SEED = 0
 #: row pairs the median L1 distance of the starting point is estimated from
 DISTANCE_PAIRS = 2_000
@@ -79,13 +79,13 @@ def pattern_search(score, n_points: int, start: int, metric: str) -> int:
     return best_of([best - FINE, best + FINE])
 
 
-def held_out_scorer(params, data, make_model):
+def held_out_scorer(params, data, make_model, rows: int | None = SUBSAMPLE_ROWS):
     """score(sigma) of a CG method with early stopping: the best held-out score of its search pass
-    (accuracy %, or the relative error of the held-out rows for regression), on a seeded half of the
-    training rows where there are more than SUBSAMPLE_FROM."""
+    (accuracy %, or the relative error of the held-out rows for regression), on a seeded
+    `rows` of the training rows where there are more (None: every row)."""
     X, y = data.X_train, data.y_train
-    if X.shape[0] > SUBSAMPLE_FROM:
-        keep = np.sort(np.random.default_rng(SUBSAMPLE_SEED).permutation(X.shape[0])[: X.shape[0] // 2])
+    if rows is not None and X.shape[0] > rows:
+        keep = np.sort(np.random.default_rng(SUBSAMPLE_SEED).permutation(X.shape[0])[:rows])
         X, y = X[keep], y[keep]
 
     def score(sigma: float) -> float:
@@ -96,13 +96,15 @@ def held_out_scorer(params, data, make_model):
     return score
 
 
-def choose_sigma(params, data, make_model, evaluate, on_point=None, sigmas=AUTO_SIGMAS) -> tuple[float, list, str]:
+def choose_sigma(params, data, make_model, evaluate, on_point=None, sigmas=AUTO_SIGMAS,
+                 rows: int | None = SUBSAMPLE_ROWS) -> tuple[float, list, str]:
     """(the chosen sigma, [(sigma, its score)] in the order scored, "low"/"high" when it is a grid end).
     `make_model(params)` builds the estimator of `params`; `evaluate(params)` fits on the validation
-    split and returns its validation metric (the path of methods without early stopping)."""
+    split and returns its validation metric (the path of methods without early stopping); `rows`: the
+    held-out search's sample size (None: every training row)."""
     metric = metric_name(data.task)
     held = params.stopping == "validation"
-    score_of = held_out_scorer(params, data, make_model) if held else (lambda s: evaluate(replace(params, sigma=s)))
+    score_of = held_out_scorer(params, data, make_model, rows) if held else (lambda s: evaluate(replace(params, sigma=s)))
     curve = []
 
     def score(index: int) -> float:

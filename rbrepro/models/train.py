@@ -20,18 +20,21 @@ def resolve_stopping(params: CellParams, stopping: str) -> CellParams:
     return replace(params, stopping=stopping).validate().resolved()
 
 
-def choose_sigma(params: CellParams, data, on_point=None) -> tuple[float, list, str]:
+def choose_sigma(params: CellParams, data, on_point=None, rows: int | None | str = "default") -> tuple[float, list, str]:
     """(the chosen sigma, [(sigma, validation metric)] in the order scored, "low"/"high" at a grid end)
     of `params` without test data: models.sigma_search's pattern search, each candidate scored by early
     stopping's held-out search where the method stops by validation, else by a fit on the validation
-    split (the site's validation file, else a seeded 20 %)."""
+    split (the site's validation file, else a seeded 20 %). `rows`: the held-out search's sample size
+    (None: every training row; "default": sigma_search.SUBSAMPLE_ROWS)."""
     from rbrepro.models.cell import make_model
+    from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
     from rbrepro.models.sigma_search import choose_sigma as search
 
     threads = min(params.threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
     numba.set_num_threads(threads)
     return search(params, data, lambda p: make_model(p, data.model_task, threads),
-                  lambda p: float(run_cell(replace(p, evaluate_on="validation"), data)["test_metric"]), on_point)
+                  lambda p: float(run_cell(replace(p, evaluate_on="validation"), data)["test_metric"]), on_point,
+                  rows=SUBSAMPLE_ROWS if rows == "default" else rows)
 
 
 def train(params: CellParams, *, lam: float | None = None, l1: float | None = None, data_dir=None, mirror=None,
