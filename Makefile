@@ -213,7 +213,8 @@ bench-authors-solver: $(STAMP)
 	$(DATA_ENV) $(BIN)/python -m bench.authors_solver cadata 0.39 1.12 1.58 4.46 31.62
 
 bench-roofline: $(STAMP)
-	$(DATA_ENV) $(BIN)/python -m bench.roofline
+	rm -f bench/results/roofline.csv
+	$(DATA_ENV) RBREPRO_BENCH_CSV=bench/results/roofline.csv $(BIN)/python -m bench.roofline
 
 bench-layout: $(STAMP)
 	$(DATA_ENV) $(BIN)/python -m bench.rb_layout

@@ -16,7 +16,7 @@ same sigma, lambda (0.01), threads, `--repeats` alternating runs each, the media
   and test performance are the targets;
 - rbrepro with the authors' rule (plain CG, 50 steps): the same work, the speed of our kernels;
 - rbrepro's default (`--stopping auto`: PCG, the step count the held-out tenth of the training rows
-  picks, then CG on every row): the time to their accuracy a user gets without test data, when its
+  picks, then a few steps from there on every row): the time to their accuracy a user gets without test data, when its
   test performance reaches theirs (their ratio: their time / ours);
 - the floor: the fewest PCG steps on every row whose test performance reaches theirs (found on the
   test rows, so no rule a user can run), timed as featurize + those steps: how soon the accuracy exists.

@@ -67,9 +67,10 @@ def _sklearn() -> str:
 def provenance() -> dict:
     """Static facts about this process's software and machine (computed once)."""
     commit = _git("rev-parse", "HEAD")
-    # the code's state: results, figures and runs that sweeps write (in the same tree) are not code,
-    # so publishing from a clean commit stays git_dirty = False while its own results land
-    status = _git("status", "--porcelain", "--", ".", ":(exclude)results", ":(exclude)figures", ":(exclude)runs")
+    # the code's state: results, figures, runs and benchmark results written in the same tree are not
+    # code, so publishing from a clean commit stays git_dirty = False while its own results land
+    status = _git("status", "--porcelain", "--", ".", ":(exclude)results", ":(exclude)figures", ":(exclude)runs",
+                  ":(exclude)bench/results")
     return {
         "rbrepro_version": rbrepro.__version__,
         "git_commit": commit or "",
