@@ -1,4 +1,4 @@
-"""Issue 34: one model fitted across a dask cluster on loopback is the single-process model.
+"""One model fitted across a dask cluster on loopback is the single-process model.
 
 RB's feature map (D, every column, kappa, the lookup of new rows) must be equal bit for bit; the
 weights equal to rounding (CG's first steps to 1e-10; after many steps CG amplifies rounding, as
@@ -39,6 +39,7 @@ from rbrepro.models import (
     RandomBinningRegressor,
     RandomFourierRegressor,
 )
+from rbrepro.solvers.stopping import held_out
 from tests.cli_runner import one_line_error, run_cli
 
 distributed = pytest.importorskip("distributed")
@@ -148,6 +149,18 @@ def test_the_meta_estimator_passes_scikit_learns_checks(client):
     results = check_estimator(DistributedRidge(RandomBinningClassifier(), client=client.scheduler.address),
                               on_fail=None)
     assert [(r["check_name"], repr(r["exception"])) for r in results if r["status"] == "failed"] == []
+
+
+def test_an_unseeded_fit_draws_its_held_out_rows_once(client, monkeypatch):
+    """Without random_state the held-out rows' seed is drawn once per fit: whether the fit stops early
+    and the split it then makes must see the same rows (two draws made small fits fail at random,
+    one split holding rows out and the other none)."""
+    draws = iter([3, 14])  # on 40 rows seed 3 holds some rows out, seed 14 none
+    assert held_out(40, 0.1, 3).any() and not held_out(40, 0.1, 14).any()
+    monkeypatch.setattr(RandomBinningClassifier, "_split_seed", lambda self: next(draws))
+    X, y = _problem(n=40)
+    model = DistributedRidge(RandomBinningClassifier(n_grids=8), client=client).fit(X, y)
+    assert model.estimator_.early_stopping_ and model.estimator_.n_validation_ == held_out(40, 0.1, 3).sum()
 
 
 def test_block_and_exact_are_refused_in_one_line(client):
@@ -319,7 +332,7 @@ def test_a_worker_that_dies_every_time_is_one_line_naming_it(process_cluster):
 
 
 
-# -- early stopping across the cluster (issue 35's held-out rows, each partition holding out its own) --
+# -- early stopping across the cluster (held-out rows, each partition holding out its own) --
 
 def _es_sources(X, y, seed: int, fraction: float = 0.1) -> list[RowBlock]:
     """Partitions in row order: an empty one, one holding a single held-out row (no fit rows), one

@@ -92,12 +92,11 @@ def _targets(model, runner, parts: list, task: str, n_rows: int):
     return encoded, classes, y_mean
 
 
-def _split(model, runner, matrices: list, encoded: list, sizes: list[int]) -> tuple[list, int]:
+def _split(model, runner, matrices: list, encoded: list, sizes: list[int], seed: int) -> tuple[list, int]:
     """Each partition's Z and targets cut into the search's rows and the held-out rows by
     held_out(n, fraction, seed, first_row), first_row its offset among all rows and seed the
-    single-machine fit's (drawn once here where random_state is None): (splits, held-out rows).
+    single-machine fit's (drawn once per fit where random_state is None): (splits, held-out rows).
     Refused as the single-machine fit refuses a split with an empty side."""
-    seed = model._split_seed()
     starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     splits = [runner.submit(holdout.split_matrix, Z, Y, model.validation_fraction, seed, int(first))
               for Z, Y, first in zip(matrices, encoded, starts[:-1])]
@@ -184,7 +183,9 @@ def fit_across(model, runner, sources: list) -> dict:
         dense.fit_map(model.features_, runner, parts, sizes, d)
         matrices = runner.map(dense.dense_matrix, parts, model.features_)
         diagonal, D = None, model.features_._n_features_out
-    splits, n_held = (None, 0) if not model._stops_early(n) else _split(model, runner, matrices, encoded, sizes)
+    seed = model._split_seed()  # once: whether to stop early and the split must see the same rows
+    splits, n_held = ((None, 0) if not model._stops_early(n, seed)
+                      else _split(model, runner, matrices, encoded, sizes, seed))
     model.n_validation_, model.early_stopping_ = n_held, splits is not None
     t1 = time.perf_counter()
     model.n_columns_, model.n_features_in_ = int(D), d
