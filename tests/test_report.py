@@ -271,7 +271,8 @@ def test_the_committed_verdicts_rest_on_the_share_of_cases_their_rule_prints():
 
 def test_the_cost_lines_are_summed_from_the_rows_and_say_what_reuse_counts_twice(tmp_path):
     from rbrepro.analysis.costs import cost_rows, profile, total_line
-    from rbrepro.report.render import COST_BEGIN, COST_END, build_all
+    from rbrepro.report.render import build_all
+    from rbrepro.report.runs import SWEEP_RUNS
 
     cell = {"status": "ok", "method": "rb", "dataset": "d", "featurize_s": 10.0, "solve_s": 20.0, "predict_s": 0.0}
     frames = {"fig5": pd.DataFrame([{**cell, "wall_s": 60.0}, {**cell, "wall_s": 120.0, "status": "failed"}]),
@@ -279,15 +280,17 @@ def test_the_cost_lines_are_summed_from_the_rows_and_say_what_reuse_counts_twice
                                     {**cell, "wall_s": 120.0, "reused_from": None}])}
     runs, _ = profile(cost_rows(frames))
     assert runs.loc["fig3", "wall_min"] == 3.0 and runs.loc["fig3", "reused_min"] == 1.0
-    assert total_line(runs).startswith("Summed cell wall time: 4.0 min over 3 cells, of which 1.0 min are cells "
+    assert total_line(runs).startswith("Summed cell wall time of the 2 runs below: 4.0 min over 3 cells, of which 1.0 min are cells "
                                        "reused") and "3.0 min computed" in total_line(runs)
     # the README's block and results/cost-profile.md: what the committed figure runs' rows sum to
-    _, (_, block, _), profile_md = build_all(ROOT)
+    _, blocks, profile_md = build_all(ROOT)
+    block = blocks["report:costs"]
+    assert set(SWEEP_RUNS) == {"fig3", "fig3-as-published", "fig4", "fig5", "fig5-as-published", "fig6", "scaling",
+                               "paper-scale"}  # every committed sweep run, not the figure runs alone
     total = sum(pd.read_csv(ROOT / "results" / run / "results.csv", low_memory=False).query("status == 'ok'")
-                ["wall_s"].sum() for run in ("fig3", "fig3-as-published", "fig4", "fig5", "fig5-as-published", "fig6"))
-    assert f"Summed cell wall time: {total / 60:.1f} min" in block and block.startswith(COST_BEGIN)
-    readme = (ROOT / "README.md").read_text()
-    assert block in readme and COST_END in readme and profile_md == (ROOT / "results" / "cost-profile.md").read_text()
+                ["wall_s"].sum() for run in SWEEP_RUNS)
+    assert f"of the {len(SWEEP_RUNS)} runs below: {total / 60:.1f} min" in block
+    assert profile_md == (ROOT / "results" / "cost-profile.md").read_text()
 
 
 def test_the_seeds_come_from_the_configs_and_every_figure_run_asks_for_a_band_of_five():
@@ -305,8 +308,10 @@ def test_the_seeds_come_from_the_configs_and_every_figure_run_asks_for_a_band_of
         assert len(seeds) >= MIN_BAND_SEEDS, run
         assert all(len(spec.get("seeds") or seeds) >= MIN_BAND_SEEDS
                    for spec in config.to_dict()["datasets"].values()), run
-    readme = (ROOT / "README.md").read_text()
-    assert "3 seeds; mnist 1" not in readme and "| `configs/fig3.yaml` | 5 |" in readme
+    from rbrepro.report.render import build_all
+
+    block = build_all(ROOT)[1]["report:seeds"]
+    assert "3 seeds; mnist 1" not in block and "| `configs/fig3.yaml` | 5 |" in block
 
 
 def test_the_provenance_names_the_runs_older_than_the_newest_and_their_quiet_share():

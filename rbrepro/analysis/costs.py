@@ -1,7 +1,7 @@
 """Where a reproduction's time goes, from the committed rows: summed cell wall time by run, method,
 dataset and phase (featurize, solve, predict, the rest), and what cells reused from another run add.
 
-The README's cost lines and `results/cost-profile.md` are both made from these numbers by
+The generated cost block (docs/figures-and-report.md) and `results/cost-profile.md` are both made from these numbers by
 `rbrepro report`, so they describe the committed CSVs and nothing older (`bench/cost_profile.py`
 prints the same for any folders).
 """
@@ -11,9 +11,6 @@ from __future__ import annotations
 import pandas as pd
 
 PHASES = ("featurize_s", "solve_s", "predict_s", "other_s")
-#: the figure runs whose cell time the README sums (Makefile's PUBLISHED_RUNS)
-FIGURE_RUNS = ("fig5", "fig3", "fig5-as-published", "fig3-as-published", "fig4", "fig6")
-
 
 def cost_rows(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """The successful rows of each run (`run` column added), each cell's wall time split into phases
@@ -60,7 +57,8 @@ def _markdown(frame: pd.DataFrame) -> str:
 def total_line(runs: pd.DataFrame) -> str:
     """The summed cell time, and how much of it is cells reused from another run (recorded twice, run once)."""
     total, reused = runs["wall_min"].sum(), runs["reused_min"].sum()
-    return (f"Summed cell wall time: {total:.1f} min over {int(runs['cells'].sum())} cells, of which {reused:.1f} min "
+    return (f"Summed cell wall time of the {len(runs)} runs below: {total:.1f} min over {int(runs['cells'].sum())} "
+            f"cells, of which {reused:.1f} min "
             f"are cells reused from another run (recorded in both, computed once): {total - reused:.1f} min computed.")
 
 

@@ -58,7 +58,7 @@ def compare(
     or worse. Beside it: whether it matches the same experiment (the authors' draw replayed within
     0.2 points / 1 %, else our median within 0.5 points / 3 %). Every dataset the run's config
     names is counted, as in REPRODUCTION.md.
-    The old one-sided count (ours no worse than published minus the tolerance) is printed only
+    The one-sided count (ours no worse than published minus the tolerance) is printed only
     under its own name. Where RB ran with the authors' draws (rng: authors), that value is
     compared directly (within 0.2 points or 1 %). Fig. 5: each (dataset, method, R) at the
     chosen sigma. Fig. 3: RB at each published (R, sigma), and the exact kernel's line.
@@ -160,14 +160,16 @@ def diagnose(
 @app.command()
 def report(
     root: Path = typer.Option(Path("."), "--root", help="The repository whose results/ the report is computed from."),
-    check: bool = typer.Option(False, "--check", help="Write nothing; exit 1 if REPRODUCTION.md or README.md's "
-                                                      "counts differ from what the committed CSVs give."),
+    check: bool = typer.Option(False, "--check", help="Write nothing; exit 1 if REPRODUCTION.md or a generated "
+                                                      "block of README.md or docs/ differs from what the committed "
+                                                      "CSVs give."),
 ):
-    """Write REPRODUCTION.md (and README.md's counts) from the committed result CSVs.
+    """Write REPRODUCTION.md and the generated blocks of README.md and docs/ from the committed CSVs.
 
     Every number, table and verdict is computed: the two-sided fidelity of each published run
     against the authors' figure data, and each claim of the paper judged by its rule (the
-    thresholds are printed with it). With --check, a stale report fails (CI runs this).
+    thresholds are printed with it), and the benchmark tables from bench/results/*.csv. With --check,
+    a stale report or block fails (CI runs this).
     """
     from rbrepro.report.render import check_report, write_report
 
@@ -176,7 +178,8 @@ def report(
         if stale:
             _fail(f"{', '.join(stale)} differ(s) from what the committed CSVs give; run `make report` and commit",
                   code=1)
-        typer.echo("REPRODUCTION.md, results/cost-profile.md and README.md's generated blocks match the committed CSVs")
+        typer.echo("REPRODUCTION.md, results/cost-profile.md and the generated blocks of README.md and docs/ match "
+                   "the committed CSVs")
         return
     for path in _guard(lambda: write_report(root)):
         typer.echo(str(path))

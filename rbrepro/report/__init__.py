@@ -6,5 +6,6 @@ paper judged by a rule, and REPRODUCTION.md written from the committed CSVs alon
 - `runs`: the published runs read, and whether today's config and data would make them again;
 - `sections`: one module per kind of section; `text`: the fixed prose; `markdown`: cells and tables;
 - `tables`: the numbers behind the figures as Markdown tables;
-- `render`: REPRODUCTION.md and README's counts, put together and checked (`rbrepro report`).
+- `render`: REPRODUCTION.md and the generated blocks of README.md and docs/ (`blocks`), put together
+  and checked (`rbrepro report`).
 """

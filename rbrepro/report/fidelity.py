@@ -66,7 +66,8 @@ def verdict(lo: float, hi: float, published: float, metric: str) -> str:
 
 
 def no_worse(ours: float, published: float, metric: str) -> bool:
-    """The old one-sided rule: ours at most the tolerance worse than published (better passes)."""
+    """The one-sided rule, shown beside the two-sided one: ours at most the tolerance worse than
+    published (better passes)."""
     if metric == "accuracy":
         return ours >= published - ACCURACY_POINTS
     return ours <= published * (1 + RELATIVE_ERROR_SHARE)

@@ -13,6 +13,8 @@ from rbrepro.analysis.results import load_results
 RUNS = {"theory": ("theory",), "fig3": ("fig3", "fig3-as-published"), "fig4": ("fig4",),
         "fig5": ("fig5", "fig5-as-published"), "fig6": ("fig6",), "scaling": ("scaling",),
         "paper-scale": ("paper-scale",)}
+#: the published runs that are sweeps (rows of cells with their wall time): every run but the theory one
+SWEEP_RUNS = tuple(run for runs in RUNS.values() for run in runs if run != "theory")
 #: the Theorem 1 measurements (`rbrepro diagnose configs/theory.yaml --out results/theory`)
 THEORY_CSV = "diagnostics.csv"
 #: the runs set beside the authors' published points, in the report's order

@@ -1,5 +1,5 @@
 """Seeds, from one place: what each published run's config asks for, beside what its committed rows hold
-(README's config table and the counts read these, never a hand-written number)."""
+(the seeds table of docs/sweeps.md and the counts read these, never a hand-written number)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rbrepro.report.fidelity import numpy_test_rows
 from rbrepro.report.markdown import table
 from rbrepro.report.runs import FIDELITY_RUNS
 
-#: the runs whose seeds README's table gives, in its order
+#: the runs whose seeds the seeds table gives, in its order
 SEEDED_RUNS = ("fig3", "fig3-as-published", "fig4", "fig5", "fig5-as-published", "fig6")
 
 

@@ -1,0 +1,81 @@
+"""Every measured number a reader sees in README.md and docs/ comes from a committed CSV: generated
+blocks are filled by `rbrepro report` and checked by `rbrepro report --check`; hand-written prose
+holds at most a handful of numbers with units, and those define settings, not results."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rbrepro.errors import InvalidParameter
+from rbrepro.report import blocks
+from rbrepro.report.sections.bench import BENCH_BLOCKS, stopping_block
+
+ROOT = Path(__file__).resolve().parents[1]
+#: a number with a unit, as a reader counts them: times, sizes, percentages, factors
+UNIT = re.compile(r"(?<![\w.])(?:×\s?\d[\d,.]*|\d[\d,.]*\s?(?:ms|s|min|h|GB|MB|GiB|MiB|%|x)(?![\w]))")
+#: the most numbers with units hand-written prose may hold (settings such as the authors' 50 CG steps)
+HAND_NUMBERS = 10
+
+
+def prose_numbers(text: str) -> list[tuple[int, str]]:
+    """(line, number) of each number with a unit outside ``` fences and generated blocks."""
+    hits, generated, fence = [], False, False
+    for i, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if s.startswith("```"):
+            fence = not fence
+            continue
+        if s.startswith("<!-- /"):
+            generated = False
+            continue
+        if blocks.OPENING.match(s):
+            generated = True
+            continue
+        if not (fence or generated):
+            hits += [(i, x) for x in UNIT.findall(line)]
+    return hits
+
+
+def test_hand_written_prose_holds_at_most_a_handful_of_numbers_with_units():
+    found = {str(p.relative_to(ROOT)): prose_numbers(p.read_text()) for p in blocks.documents(ROOT)}
+    assert sum(len(v) for v in found.values()) <= HAND_NUMBERS, {k: v for k, v in found.items() if v}
+
+
+def test_the_counter_sees_prose_and_skips_code_and_generated_blocks():
+    text = "\n".join(["RB takes 3.2 s, ×40 sooner.", "```", "took 9 s", "```", blocks.opening("bench:stopping"),
+                      "| 97.5 % |", blocks.closing("bench:stopping"), "97 % again"])
+    assert [x for _, x in prose_numbers(text)] == ["3.2 s", "×40", "97 %"]
+
+
+def test_no_issue_numbers_in_the_pages_a_user_reads():
+    pattern = re.compile(r"\bissues? ?#?\d+", re.IGNORECASE)
+    for page in blocks.documents(ROOT):
+        assert not pattern.search(page.read_text()), page
+
+
+def test_a_block_is_filled_between_its_markers_and_a_wrong_marker_is_named_by_file_and_line():
+    text = "intro\n<!-- bench:stopping -->\nold 3 s\n<!-- /bench:stopping -->\nrest"
+    assert blocks.fill(text, {"bench:stopping": "new"}, "docs/p.md") == (
+        f"intro\n{blocks.opening('bench:stopping')}\nnew\n{blocks.closing('bench:stopping')}\nrest")
+    with pytest.raises(InvalidParameter, match=r"docs/p.md line 2: no generated block named 'bench:nope'"):
+        blocks.fill("x\n<!-- bench:nope -->\n<!-- /bench:nope -->", {"bench:stopping": ""}, "docs/p.md")
+    with pytest.raises(InvalidParameter, match=r"README.md line 1: block 'bench:stopping' opens but no line"):
+        blocks.fill("<!-- bench:stopping -->\nno end", {"bench:stopping": ""}, "README.md")
+
+
+def test_a_benchmark_block_says_where_its_numbers_come_from_or_which_command_writes_them(tmp_path):
+    for name, build in BENCH_BLOCKS.items():
+        assert "is committed" in build(tmp_path) and "`" in build(tmp_path), name
+    rows = [{"dataset": "d", "R": 256, "rule": rule, "seed": seed, "metric": "accuracy", "test_metric": test,
+             "train_s": secs, "git_commit": "abc", "git_dirty": False, "cpu": "CPU", "cpu_cores": 2, "numba_threads": 2,
+             "load_other_cores": 0.01, "quiet": True, "finished_at": "2026-01-01T00:00:00"}
+            for seed in (0, 1, 2) for rule, test, secs in (("authors", 97.0, 2.0), ("default", 96.9, 1.0))]
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(tmp_path / "bench" / "results" / "stopping.csv", index=False)
+    text = stopping_block(tmp_path)
+    assert "on 0 of 1 datasets" in text and "| no | yes |" in text  # 0.1 points below is more than the slack
+    assert "commit abc; clean tree; CPU, 2 logical cores; 2 threads; other cores' load 0.01 (quiet)" in text
