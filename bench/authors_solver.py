@@ -1,5 +1,5 @@
 """Diagnostic: what the authors' PCG driver does differently from rbrepro's CG, measured on
-their own draws (issue 26: the replay's remaining misses on letter and cadata).
+their own draws (where the replay still misses on letter and cadata).
 
 Their `PCG::Solve` (codes_KRR_randbin/include/Solvers/PCG.tpp) counts the initial residual as
 iteration 1, so MAXIT = 50 makes at most 49 updates; and `KRR_OneVsAll_RandBin.cpp` passes the

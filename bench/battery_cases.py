@@ -152,7 +152,7 @@ def _first_id_far(a, h):
     a["features._table_ids"] = ids
 
 
-#: hostile edits of a saved RB model that keep every checksum valid (issue 23's crafted files)
+#: hostile edits of a saved RB model that keep every checksum valid (crafted files)
 CRAFTED = {
     "a bin id past every column": _first_id_far,
     "bin ids of -7": lambda a, h: a.update({"features._table_ids": np.where(a["features._table_ids"] >= 0, -7,

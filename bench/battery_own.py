@@ -13,7 +13,7 @@ from bench.battery_cases import REPO, Case, run_cli, write
 
 
 def own_data_cases(tmp: Path) -> list[Case]:
-    """The researcher's next step (issue 23): CSV label columns, own test files, special files."""
+    """The researcher's next step: CSV label columns, own test files, special files."""
     rng = np.random.default_rng(3)
     X = rng.uniform(-1, 1, (300, 2))
     rows = "".join(f"{a:.4f},{b:.4f},{int(a * a + b * b < 0.5)}\n" for a, b in X)

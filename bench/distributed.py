@@ -1,5 +1,5 @@
-"""Benchmark: Random Binning ridge on SUSY-shaped rows fitted across a local dask cluster (issue 34,
-item 4), and a model of the time per CG step for 1 ... 1000 machines on a 10 Gb/s network.
+"""Benchmark: Random Binning ridge on SUSY-shaped rows fitted across a local dask cluster,
+and a model of the time per CG step for 1 ... 1000 machines on a 10 Gb/s network.
 
 Rows of the registered SUSY shape (rbrepro.data.synthetic, 18 features) are generated once into
 .npy files; each of W worker processes (each under a memory limit) reads its partition from them,

@@ -71,13 +71,13 @@ def main(max_rows):
 
 
 def targets():
-    """Issue 6's scale targets: covtype-shaped N = 464,809 at R = 256 (<= 5 min) and SUSY-shaped
+    """The scale targets: covtype-shaped N = 464,809 at R = 256 (<= 5 min) and SUSY-shaped
     N = 4,000,000 at R = 64 (<= 10 min, <= 12 GB peak): featurize + 50 CG iterations."""
     for label, d, n, R_, limit_s in (("covtype-like", 54, 464809, 256, 300.0), ("SUSY-like", 18, 4000000, 64, 600.0)):
         X, y = mixture(n, d)
         sigma = sigma_for_share(X)
         Z, feat_s, cg_s, peak_mb = timed_fit(X, y, R_, sigma)
-        record("scale", f"{label} N={n} R={R_}: featurize + 50 CG it", feat_s + cg_s, limit_s, "target (issue 6)",
+        record("scale", f"{label} N={n} R={R_}: featurize + 50 CG it", feat_s + cg_s, limit_s, "target",
                note=f"featurize {feat_s:.1f} s, CG {cg_s:.1f} s, D={Z.n_columns}, peak {peak_mb / 1024:.2f} GB")
         del X, y, Z
 

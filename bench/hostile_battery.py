@@ -1,4 +1,4 @@
-"""The hostile-input battery: the bad inputs and injected faults of issues 14 and 23, through the real CLI.
+"""The hostile-input battery: bad inputs and injected faults, through the real CLI.
 
 Each case runs `rbrepro` in a subprocess and is classified:
   clean error  exit status 2 and one line naming the file / line / key / variable at fault
@@ -11,7 +11,7 @@ rerun gives exactly the uninterrupted run's rows, or the damaged data is refused
 
     python -m bench.hostile_battery [--kills N] [--seed S]
 
-prints one line per case and the counts for the README's reliability table; exit status 1
+prints one line per case and the counts for the reliability page's table; exit status 1
 if any case is BAD.
 """
 

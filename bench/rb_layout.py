@@ -1,18 +1,18 @@
-"""Benchmark: RB memory layout ideas on ijcnn1 (issue 16, item 3), each against the library's kernel
+"""Benchmark: RB memory layout ideas on ijcnn1, each against the library's kernel
 in the same process.
 
 1. Test-set lookup (predict): the library's grid-major probe (one grid's hash table at a time,
-   in cache) against the row-major probe it replaced (R tables touched per row).
+   in cache) against a row-major probe (R tables touched per row).
 2. Gather (Z w): the library's kernel, which sums GRID_GROUP grids in a register before
-   updating each row, against one grid at a time (the kernel before).
+   updating each row, against one grid at a time.
 3. One CG step (Z^T Z + lam I) p with its updates: the library's fused scatter and numba
-   updates (`ridge_cg`) against gather, scatter and numpy's vector operations (before).
+   updates (`ridge_cg`) against gather, scatter and numpy's vector operations.
 4. CG mat-vecs: the library's int32 global column ids against uint16 local ids plus a per-grid
    offset (half the bytes per entry), for gather (Z w) and scatter (Z^T v).
 5. The CG step's scatter: the library's, which walks GRID_GROUP grids together row by row,
-   against one grid at a time (before); the sums must agree bit for bit.
-6. CG's new direction: into a second buffer (the library's `ridge_cg`) against written over P
-   (before), in the full loop, where the gather has just read P from both cores; same bits.
+   against one grid at a time; the sums must agree bit for bit.
+6. CG's new direction: into a second buffer (the library's `ridge_cg`) against written over P,
+   in the full loop, where the gather has just read P from both cores; same bits.
 
     python -m bench.rb_layout [R ...]      (default R = 256 1093 4375)
 
@@ -41,7 +41,7 @@ UNSEEN16 = 0xFFFF
 
 @nb.njit(parallel=True, cache=True)
 def lookup_row_major(keys, grid0, table_offsets, table_keys, table_ids, ids):
-    """The probe order before: each row probes all R grids' tables."""
+    """The row-major probe order: each row probes all R grids' tables."""
     n_grids, n = keys.shape
     for i in nb.prange(n):
         for k in range(n_grids):
@@ -83,7 +83,7 @@ def scatter_u16(local, v, offsets, out):
 
 @nb.njit(parallel=True, cache=True)
 def gather_one_grid(ids, w, out):
-    """The gather before: out[i] updated once per grid."""
+    """The gather one grid at a time: out[i] updated once per grid."""
     n_grids, n = ids.shape
     n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
     for b in nb.prange(n_blocks):
@@ -100,7 +100,7 @@ def gather_one_grid(ids, w, out):
 
 @nb.njit(parallel=True, cache=True)
 def scatter_gram_one_grid(ids, v, offsets, p, scale2, lam, out, grid_dots):
-    """The CG step's scatter before: one grid at a time (one read-add-write chain)."""
+    """The CG step's scatter one grid at a time (one read-add-write chain)."""
     n_grids, n = ids.shape
     for r in nb.prange(n_grids):
         lo, hi = offsets[r], offsets[r + 1]
@@ -120,7 +120,7 @@ def scatter_gram_one_grid(ids, v, offsets, p, scale2, lam, out, grid_dots):
 
 @nb.njit(parallel=True, cache=True)
 def direction_in_place(P, Zk, beta):
-    """The direction update before: P = Zk + beta P, over P."""
+    """The direction update written over P: P = Zk + beta P."""
     n, n_cols = P.shape
     for j in nb.prange(n):
         for c in range(n_cols):
@@ -129,7 +129,7 @@ def direction_in_place(P, Zk, beta):
 
 def cg_direction_in_place(Z, y, lam, maxit):
     """`ridge_cg`'s loop for one target (no preconditioner, no early stop) with the direction
-    written over P, as before."""
+    written over P."""
     from rbrepro.solvers._cg_kernels import step
     from rbrepro.solvers.cg import apply_normal
 
@@ -149,7 +149,7 @@ def cg_direction_in_place(Z, y, lam, maxit):
 
 
 def cg_numpy(Z, lam, maxit):
-    """The CG loop before (one target): matvec, rmatvec and numpy's vector updates."""
+    """The unfused CG loop (one target): matvec, rmatvec and numpy's vector updates."""
     B = Z.rmatvec(np.ones(Z.n_rows))
     W, Rk = np.zeros_like(B), B.copy()
     P = Rk.copy()
@@ -199,7 +199,7 @@ def main(argv):
         row_major, ids_old = lookups(features, data.X_test, lookup_row_major)
         t_new, t_old = best_of(grid_major, repeats=3), best_of(row_major, repeats=3)
         assert np.array_equal(ids_new, ids_old)
-        record("rb_layout", f"R={R} test lookup, grid-major", t_new, t_old, "row-major (before)",
+        record("rb_layout", f"R={R} test lookup, grid-major", t_new, t_old, "row-major",
                note=f"{data.X_test.shape[0]} rows, D={Z.n_columns}")
         w = np.random.default_rng(0).random(Z.n_columns)
         g_new, g_old = np.empty(Z.n_rows), np.empty(Z.n_rows)
@@ -207,7 +207,7 @@ def main(argv):
         t_old = best_of(gather_one_grid, Z.ids, w, g_old)
         assert np.allclose(g_new, g_old)
         record("rb_layout", f"R={R} gather, grids in groups of {mk.GRID_GROUP}", t_new, t_old,
-               "one grid at a time (before)")
+               "one grid at a time")
         # before the numpy CG below, whose allocations leave the heap in a state that slows
         # the grouped scatter (10.5 against 6.2 ms at R = 1024, one grid at a time unchanged)
         v, p = np.random.default_rng(1).random(Z.n_rows), np.random.default_rng(2).random(Z.n_columns)
@@ -216,20 +216,20 @@ def main(argv):
         t_old = best_of(scatter_gram_one_grid, Z.ids, v, Z.offsets, p, 1.0 / R, 0.01, s_old, d_old)
         assert np.array_equal(s_new, s_old) and np.array_equal(d_new, d_old)
         record("rb_layout", f"R={R} CG step's scatter, grids in groups of {mk.GRID_GROUP}", t_new, t_old,
-               "one grid at a time (before)", note="the same sums, bit for bit")
+               "one grid at a time", note="the same sums, bit for bit")
         y = np.where(data.y_train > 0, 1.0, -1.0)
         t_new = best_of(lambda: ridge_cg(Z, y, 0.01, maxit=20, tol=1e-300), repeats=3)
         t_old = best_of(lambda: cg_direction_in_place(Z, y, 0.01, 20), repeats=3)
         assert np.array_equal(ridge_cg(Z, y, 0.01, maxit=20, tol=1e-300).coef, cg_direction_in_place(Z, y, 0.01, 20))
         record("rb_layout", f"R={R} 20 CG iterations, direction into a second buffer", t_new, t_old,
-               "direction written over P (before)", note="the same coefficients, bit for bit")
+               "direction written over P", note="the same coefficients, bit for bit")
         maxit = 10
         t_new = best_of(lambda: ridge_cg(Z, np.ones(Z.n_rows), 0.01, maxit=maxit, tol=1e-30), repeats=3)
         t_old = best_of(lambda: cg_numpy(Z, 0.01, maxit), repeats=3)
         assert np.allclose(ridge_cg(Z, np.ones(Z.n_rows), 0.01, maxit=maxit, tol=1e-30).coef[:, 0],
                            cg_numpy(Z, 0.01, maxit), rtol=1e-6, atol=1e-9)
         record("rb_layout", f"R={R} {maxit} CG iterations, fused scatter + numba updates", t_new, t_old,
-               "matvec, rmatvec and numpy updates (before)")
+               "matvec, rmatvec and numpy updates")
         if np.max(np.diff(Z.offsets)) >= UNSEEN16:
             print(f"R={R}: a grid has >= 65535 bins; uint16 local ids do not apply")
             continue

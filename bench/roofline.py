@@ -1,4 +1,4 @@
-"""Benchmark: how close RB's CG comes to the machine's memory bandwidth (issue 25, item 4).
+"""Benchmark: how close RB's CG comes to the machine's memory bandwidth.
 
 Measured in one process, on ijcnn1's training split:
 1. the machine's limit: a STREAM-like triad a = b + s c (numba, all threads) over float64 arrays

@@ -1,4 +1,4 @@
-"""How the synthetic shapes bin, beside the authors' real sets (issue 25, item 1).
+"""How the synthetic shapes bin, beside the authors' real sets.
 
 The cost of RB on a set follows from how its rows fall into bins: D, the bins per grid, at each
 sigma. The authors' figure data records that for their own training rows: every Fig. 3 point

@@ -1,5 +1,4 @@
-"""Benchmark: the paper's largest run, SUSY at R = 1024, on the registered SUSY-shaped set here
-(issue 25, item 2).
+"""Benchmark: the paper's largest run, SUSY at R = 1024, on the registered SUSY-shaped set here.
 
 `susy_shape` (rbrepro.data.synthetic: 4,000,000 training and 1,000,000 test rows, 18 features,
 generated from a seed on first use and cached) trained by RB ridge at R = 1024 with the authors'

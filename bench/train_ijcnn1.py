@@ -42,7 +42,7 @@ def main():
         print(f"{R:>5} {row['train_s']:8.3f} {row['featurize_s']:11.3f} {row['solve_s']:8.3f} {row['cg_iterations']:5d} "
               f"{row['test_metric']:10.3f} {row['D']:9d}")
         record("train_ijcnn1", f"ijcnn1 RB R={R} train_s", row["train_s"], 1.5 if R == 256 else None,
-               "target (issue 6)" if R == 256 else "", note=f"test {row['test_metric']:.3f}%, D={row['D']}")
+               "target" if R == 256 else "", note=f"test {row['test_metric']:.3f}%, D={row['D']}")
     print("\nthreads: 1 thread (baseline) vs all threads, best of", REPEATS)
     y = data.y_train.reshape(-1, 1)
     for R in (256, 1024):

@@ -4,7 +4,7 @@ Each carries a message that names the file, line, key, option or value at fault 
 The command line prints these, and an OSError about a file, as one line (exit status 2); any other
 exception is a bug in rbrepro and keeps its traceback. Each kind also subclasses the built-in
 exception a caller would expect (ValueError, KeyError, FileNotFoundError, MemoryError), so
-scikit-learn and plain Python code catch them as before.
+scikit-learn and plain Python code that catch those catch these too.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ RIDGE_SOLVERS = ("cg", "pcg", "direct")
 SOLVERS = ("default", *RIDGE_SOLVERS, "rcd")
 #: when CG stops: auto (the default of every door: validation where the method solves by CG, with
 #: pcg for a default solver, else residual), residual (relative residual <= tol or maxit iterations:
-#: the authors' rule) or validation (the step count of the best iterate on a held-out slice of the
-#: training rows, then CG on every row for that many steps: solvers.stopping)
+#: the authors' rule) or validation (the best iterate on a held-out slice of the training rows, from
+#: which CG goes on for a few steps on every row: solvers.stopping, models.feature_ridge.FINAL_STEPS)
 STOPPINGS = ("auto", "residual", "validation")
 #: rcd's losses (solvers._rcd_kernels holds their numeric codes)
 LOSSES = ("square", "squared_hinge", "logistic")

@@ -1,4 +1,4 @@
-"""Cold start (issue 35, item 4): `rbrepro train` imports only what training needs.
+"""Cold start: `rbrepro train` imports only what training needs.
 
 pandas is loaded on this path by scikit-learn itself (sklearn.utils.fixes tries `import pandas`
 when it is installed, and the estimators' base classes need sklearn), so the check is that

@@ -1,7 +1,7 @@
-"""The data layer against hostile inputs and sources (the data-layer audit): special files, slow or
-endless HTTP sources, sources cut or changed mid-copy, decompression bombs, credentials in URLs, a
-damaged hash lock file, the forms of RBREPRO_DATA, and the user's own files. Each test failed on the
-code before its fix (a hang shows as a call that does not return within its time)."""
+"""The data layer against hostile inputs and sources: special files, slow or endless HTTP sources,
+sources cut or changed mid-copy, decompression bombs, credentials in URLs, a damaged hash lock file,
+the forms of RBREPRO_DATA, and the user's own files. A hang shows as a call that does not return
+within its time."""
 
 import bz2
 import gzip
@@ -70,8 +70,8 @@ def every_byte_under(root: Path) -> bytes:
 
 @pytest.fixture
 def special(tmp_path, request):
-    """A FIFO, a socket or a character device (/dev/null) at a path; a reader blocked on the FIFO
-    (the code before the fix) is released at teardown."""
+    """A FIFO, a socket or a character device (/dev/null) at a path; a reader left blocked on the FIFO
+    (should a read ever block) is released at teardown."""
     kind = request.param
     path = tmp_path / f"special-{kind}.libsvm"
     sock = None

@@ -61,7 +61,7 @@ def test_fit_never_changes_parameters_and_predict_before_fit_is_refused(cls):
 
 
 def test_grid_search_over_sigma_with_default_scoring_on_digits():
-    """The issue's acceptance run: GridSearchCV(make_pipeline(MinMaxScaler(), clf), sigma grid), default
+    """A user's first run: GridSearchCV(make_pipeline(MinMaxScaler(), clf), sigma grid), default
     scoring (accuracy, through ClassifierMixin.score), and cross_val_score."""
     X, y = load_digits(return_X_y=True)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25, random_state=0)
@@ -184,8 +184,8 @@ def test_cg_on_blocks_of_targets_when_all_at_once_would_exceed_the_memory_limit(
 
 
 def test_warm_up_compiles_every_kernel_of_the_fit_even_when_all_rows_share_a_bin():
-    """cadata at sigma 0.01 put every warm-up row in one bin: with balanced labels Z^T y was 0, CG never
-    stepped, and scatter_gram_vector compiled inside the timed fit (5 committed rows said so)."""
+    """A tiny sigma (cadata at 0.01) puts every warm-up row in one bin: with balanced labels Z^T y would be
+    0, CG would never step, and scatter_gram_vector would compile inside the timed fit."""
     from rbrepro.models.cell import compiled_since, numba_signatures
 
     rng = np.random.default_rng(0)

@@ -1,4 +1,4 @@
-"""Faults injected on purpose and bad input, each asserting what survives (issue: reliability)."""
+"""Faults injected on purpose and bad input, each asserting what survives."""
 
 import errno
 import os

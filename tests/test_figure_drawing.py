@@ -1,4 +1,4 @@
-"""What a reader of a figure needs, checked without eyes (issue 36, item 7): legends outside the data,
+"""What a reader of a figure needs, checked without eyes: legends outside the data,
 the hollow-points subtitle only where the authors' points are drawn, plain tick labels on log time
 axes, and a note where a series is one point. And that each figure draws the rows and the statistic
 the report counts: the median over our seeds at the chosen sigma, the authors' replayed draw apart,

@@ -1,5 +1,5 @@
-"""Hostile and damaged input (issue 14): one clear line naming the file, line or variable at
-fault, and damaged data or model files are never used. Each test fails on the code before."""
+"""Hostile and damaged input: one clear line naming the file, line or variable at
+fault, and damaged data or model files are never used."""
 
 import errno
 import json
@@ -43,7 +43,7 @@ def test_indices_and_values_out_of_range_are_refused_with_the_line(tmp_path, tex
 
 
 @pytest.mark.slow
-def test_the_segfaulting_file_of_the_issue_is_one_line_from_the_cli(tmp_path):
+def test_a_feature_index_past_int32_is_one_line_from_the_cli(tmp_path):
     path = tmp_path / "s.txt"
     path.write_text("1 1:0.5 4000000000:0.5\n-1 1:0.2 2:0.3\n1 2:0.9\n-1 1:0.1\n1 1:0.7 2:0.1\n")
     one_line_error(rbrepro("train", path, "--R", "8", env={"RBREPRO_DATA": str(tmp_path / "d")}),

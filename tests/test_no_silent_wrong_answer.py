@@ -1,6 +1,6 @@
-"""Issue 37: no silent wrong answer on the user's own data. The saved model is the whole model,
+"""No silent wrong answer on the user's own data. The saved model is the whole model,
 the task is said or refused, widths are checked, sigma can be chosen in one option, and each class
-of hostile input ends in one line naming what is at fault. Each test fails on the code before it."""
+of hostile input ends in one line naming what is at fault."""
 
 from __future__ import annotations
 

@@ -129,6 +129,20 @@ def test_train_save_load_predict(linear, tmp_path):
         feature_matrix("linear", data.X_train[:5], 1.0, 4, 0)
 
 
+def test_its_ridge_classes_are_documented_with_examples_that_run(linear):
+    """The pair made for a method without estimators of its own has the built-ins' numpydoc sections,
+    and its Examples section runs as written (the doctest finder never reaches a class made at run time)."""
+    import doctest
+
+    for task in ("classification", "regression"):
+        cls = linear.estimator(task)
+        assert all(f"{name}\n    {'-' * len(name)}" in cls.__doc__ for name in ("Parameters", "Attributes", "Examples"))
+        test = doctest.DocTestParser().get_doctest(cls.__doc__, {}, cls.__name__, None, 0)
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        runner.run(test)
+        assert runner.summarize(verbose=False) == (0, len(test.examples)) and test.examples
+
+
 def test_sweep_figure_and_tables(linear, tmp_path):
     from rbrepro.plots import make_figure
     from rbrepro.report.tables import tables

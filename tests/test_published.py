@@ -50,7 +50,7 @@ def test_the_verdict_is_two_sided_over_the_band():
     assert verdict(0.20, 0.25, 0.2575, "rel_error") == REPRODUCED
     assert verdict(0.20, 0.25, 0.2576, "rel_error") == BETTER
     assert verdict(0.20, 0.25, 0.1939, "rel_error") == WORSE
-    # the old one-sided rule passes anything better; it is kept under its own name only
+    # the one-sided rule passes anything better; it is kept under its own name only
     assert no_worse(99.0, 97.4, "accuracy") and not no_worse(96.8, 97.4, "accuracy")
     assert draw_matches(94.71, 94.6075, "accuracy") and not draw_matches(94.3, 94.6075, "accuracy")
     assert draw_matches(0.2502, 0.25, "rel_error") and not draw_matches(0.26, 0.25, "rel_error")

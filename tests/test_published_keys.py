@@ -1,6 +1,6 @@
 """Every committed result row keeps its key: params_key re-derived from the resolved config
-and the row's own coordinates equals the key the row was published under (issue 22's rule:
-the hashed fields are frozen, so adding a CellParams field never re-keys published rows)."""
+and the row's own coordinates equals the key the row was published under (the
+hashed fields are frozen, so adding a CellParams field never re-keys published rows)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Quiet timings (issue 36): a cell of an exclusive config timed under load is retimed, not drawn.
+"""Quiet timings: a cell of an exclusive config timed under load is retimed, not drawn.
 
 The load is never the machine's own: the function worker.py measures the other cores' busy time
 with is replaced by a script of loads, so each attempt of a cell sees the load the test names.

@@ -1,6 +1,6 @@
-"""Results you can trust: sweeps and plots never destroy, mix or mis-time results (issue 13).
+"""Results you can trust: sweeps and plots never destroy, mix or mis-time results.
 
-Each test reproduces one finding of the issue and fails on the code before it was fixed.
+Each test checks one way results could be lost, mixed or mis-timed.
 """
 
 import json
@@ -108,7 +108,7 @@ def test_cell_keys_cover_the_data_and_the_algorithms_version(tmp_path, monkeypat
 
 
 @pytest.mark.parametrize("args", [
-    ["--R", "64", "--sigma", "0.3", "--threads", "1"],  # the issue's command: 10 classes, multi-target kernels
+    ["--R", "64", "--sigma", "0.3", "--threads", "1"],  # 10 classes: the multi-target kernels
     ["--R", "64", "--sigma", "0.3", "--threads", "2", "--solver", "pcg"],
     ["--method", "rf", "--R", "64", "--sigma", "0.3", "--solver", "cg"],
     ["--method", "nystrom", "--R", "64", "--sigma", "0.3", "--kernel", "euclidean"],

@@ -41,6 +41,7 @@ from rbrepro.cli.common import (
     status,
 )
 from rbrepro.models.registry import SUBJECT
+from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
 
 
 @app.command()
@@ -121,8 +122,9 @@ def train(
     method: Method = typer.Option(Method(SUBJECT), "--method", help=METHOD_HELP),
     R: int = typer.Option(256, "--R", "-R", min=1, help=R_HELP),
     sigma: str = typer.Option("1", "--sigma", callback=_sigma_or_auto,
-                              help="Inverse kernel width sigma (> 0), or auto: the best of 0.01 ... 100 (three a "
-                                   "decade) on a validation split of the training rows, curve printed."),
+                              help="Inverse kernel width sigma (> 0), or auto: a pattern search over 0.01 ... 100 "
+                                   "(three a decade) scored without test data (held-out training rows, at most "
+                                   f"{SUBSAMPLE_ROWS:,}; a direct solve: the validation split), curve printed."),
     kernel: Kernel = typer.Option(Kernel.l1, "--kernel", help=KERNEL_HELP),
     task: Task = typer.Option(Task.auto, "--task", help="Your own data's task: regression, binary, multiclass, or "
                                                         "auto (inferred from the labels; whole numbers with many "
@@ -139,9 +141,9 @@ def train(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the random features / landmarks / tree."),
     maxit: int = typer.Option(50, "--maxit", min=0, help="CG iteration cap (authors: 50)."),
     stopping: Stopping = typer.Option(Stopping.auto, "--stopping",
-                                      help="When CG stops: validation (the step count of the best iterate on a "
-                                           "held-out tenth of the training rows, 8 steps of patience, then CG on "
-                                           "every row for that many steps; no test data), residual (--tol or "
+                                      help="When CG stops: validation (the best iterate on a held-out tenth of "
+                                           "the training rows, 8 steps of patience, then CG goes on from it on "
+                                           "every row for 8 more steps; no test data), residual (--tol or "
                                            "--maxit: the authors' rule), or auto: validation with pcg where the "
                                            "method solves by CG and --solver is default, else residual."),
     tol: float = typer.Option(1e-3, "--tol", help="CG relative-residual target (authors: 1e-3)."),

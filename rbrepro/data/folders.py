@@ -43,8 +43,9 @@ def data_dir(path: str | os.PathLike | None = None) -> Path:
 
 @functools.lru_cache(maxsize=1)
 def _warn_about_an_old_cache() -> None:
-    """Once per process: a ./datasets cache from before the default moved is not used silently."""
+    """Once per process: a data cache in ./datasets, which is not the default cache, is named rather than
+    passed over silently."""
     old = STARTUP_FOLDER / "datasets"
     if (old / "hashes.lock.json").exists() or (old / "raw").is_dir():
-        log.warning("rbrepro: %s holds a data cache, but the default cache is now %s; set RBREPRO_DATA=%s to "
+        log.warning("rbrepro: %s holds a data cache, but the default cache is %s; set RBREPRO_DATA=%s to "
                     "keep using it (or move it there)", old, default_data_dir(), old)

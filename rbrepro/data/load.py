@@ -79,6 +79,10 @@ def resolve_spec(name: str | DatasetSpec, root: Path, extra: dict[str, DatasetSp
 
 @dataclass
 class Dataset:
+    """A dataset ready for training, as `load_dataset` returns it: the training and test rows (dense
+    or CSR) and labels, the validation rows where the site has a file of them, the task ("regression",
+    "binary" or "multiclass"), how it was scaled and split, and `info` (sizes, the paper's counts)."""
+
     name: str
     task: str
     X_train: np.ndarray | sp.csr_matrix
@@ -211,21 +215,51 @@ def split_sizes(n: int, spec: DatasetSpec) -> int:
 def load_dataset(name: str | DatasetSpec, data_path=None, mirror=None, fetch: bool = True, progress: bool = True,
                  datasets_file=None, scaling: str = "default", test_file: str | Path | None = None,
                  label_column: int | None = None, task: str = "auto", memory_limit_gb: float | None = None) -> Dataset:
-    """Load a dataset ready for training (split and scaled per docs/design.md §3).
+    """Load a dataset ready for training: fetched if needed, parsed (cached), split and scaled.
 
-    `name` is a registry name, a name from a datasets YAML file (`datasets_file` or
-    $RBREPRO_DATASETS), a DatasetSpec, or a path to a LIBSVM/CSV file. Missing files are
-    fetched (from `mirror`, $RBREPRO_MIRROR or the site) unless fetch=False. A dataset
-    without a test file is split with its fixed seed. `scaling` overrides the registry's:
-    "minmax" (each column to [0, 1] on the training split), "maxabs" (each column divided by
-    its maximum |x| on the training split), "maxabs-all" (the same over every row, training and
-    test, before the split: the authors' cadata, docs/authors-protocol.md) or "published" (as the
-    file has it). `test_file`: score on this file instead of a split of `name`, which must then be
-    a file too (a registered dataset has its own test split). `label_column`: a CSV file's label
-    column (0 the first, the default; -1 the last) for a file named here (a datasets file says it
-    with `label_column:`). `task`: regression, binary or multiclass for the user's own data
-    ("auto": the registry's or a datasets file's, else inferred from the labels). `memory_limit_gb`:
-    the limit parsing is held to (rbrepro.memory; a file whose arrays would pass it stops early).
+    Parameters
+    ----------
+    name : str or DatasetSpec
+        A registry name (the paper's Table 1 sets, "digits", the synthetic shapes), a name from a
+        datasets YAML file (`datasets_file` or $RBREPRO_DATASETS), a DatasetSpec, or a path to a
+        LIBSVM or CSV file. A dataset without a test file is split with its fixed seed.
+    data_path : str or Path, optional
+        The cache folder (default: $RBREPRO_DATA, else the platform's user cache).
+    mirror : str, optional
+        Where missing files are fetched from (default: $RBREPRO_MIRROR, else the LIBSVM site).
+    fetch, progress : bool, default=True
+        Fetch missing files (False: raise instead); show a download's progress.
+    datasets_file : str or Path, optional
+        A datasets YAML file registering the user's own datasets by name.
+    scaling : {"default", "minmax", "maxabs", "maxabs-all", "published"}, default="default"
+        The registry's scaling, or: each column to [0, 1] on the training split; each column divided
+        by its maximum |x| on the training split, or on every row before the split (the authors'
+        cadata); as the file has it.
+    test_file : str or Path, optional
+        Score on this file instead of a split of `name`, which must then be a file too.
+    label_column : int, optional
+        A CSV file's label column (0 the first, the default; -1 the last).
+    task : {"auto", "regression", "binary", "multiclass"}, default="auto"
+        The task of the user's own data ("auto": the registry's, else inferred from the labels).
+    memory_limit_gb : float, optional
+        The limit parsing is held to (a file whose arrays would pass it stops early).
+
+    Returns
+    -------
+    Dataset
+        X_train, y_train, X_test, y_test (and X_val, y_val where the site has a validation file),
+        task, scaling and split.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from rbrepro.data import load_dataset
+    >>> with tempfile.TemporaryDirectory() as cache:  # scikit-learn's bundled digits: no download
+    ...     data = load_dataset("digits", data_path=cache)
+    >>> data.task, data.X_train.shape, data.X_test.shape
+    ('multiclass', (1437, 64), (360, 64))
+    >>> float(data.X_train.min()), float(data.X_train.max())  # min-max scaled on the training split
+    (0.0, 1.0)
     """
     if scaling not in SCALINGS:
         raise InvalidParameter(f"scaling {scaling!r} is not available; choose from {', '.join(SCALINGS)}")
@@ -357,7 +391,7 @@ def dataset_fingerprint(name, data_path=None, mirror=None, datasets_file=None) -
     """A short hash that changes whenever the data a cell would train on changes: the spec
     (files, width, task, scaling, split seed) and the sha256 of each raw file (from its fetch
     record; missing files are fetched first). A dataset that cannot be had gets
-    "unavailable", so its cells are keyed, run and fail with the reason as before."""
+    "unavailable", so its cells are still keyed and run, and fail with the reason."""
     return dataset_availability(name, data_path, mirror, datasets_file)[0]
 
 

@@ -115,7 +115,7 @@ REGISTRY: dict[str, DatasetSpec] = {
                     train=DataFile("binary/SUSY.xz", rows=5000000, repairs=(SUSY_MISSING_SPACE,)), default_R=15,
                     n_classes=2,
                     note="The site's SUSY.xz has one line with a missing space between feature 13's value and "
-                         "'14:' (libsvmdata#33, libsvm#199); that exact defect is repaired at parse time and "
+                         "'14:' (a defect of the site's file, known to libsvmdata and LIBSVM); that exact defect is repaired at parse time and "
                          "named in every row (data_repairs)."),
         DatasetSpec("mnist", "multiclass", 780, 60000, 10000, train=_f("multiclass/mnist.bz2", 60000),
                     test=_f("multiclass/mnist.t.bz2", 10000), default_R=937, n_classes=10),
@@ -138,7 +138,15 @@ REGISTRY: dict[str, DatasetSpec] = {
 
 
 def get_spec(name: str, extra: dict[str, DatasetSpec] | None = None) -> DatasetSpec:
-    """The entry for `name` (user datasets in `extra` first), or a KeyError listing the known names."""
+    """The entry for `name` (user datasets in `extra` first), or a KeyError listing the known names.
+
+    Examples
+    --------
+    >>> from rbrepro.data import get_spec
+    >>> spec = get_spec("ijcnn1")
+    >>> spec.task, spec.n_features, spec.n_train, spec.n_test  # the paper's Table 1
+    ('binary', 22, 35000, 91701)
+    """
     if extra and name in extra:
         return extra[name]
     try:

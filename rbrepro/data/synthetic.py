@@ -32,8 +32,8 @@ bit for bit, the knobs that bring our D nearest theirs over the informative sigm
 squared log ratio among `bench.shape_binning.CANDIDATES`; `python -m bench.shape_binning --search
 SHAPE`). Only D, a property of the data, was used, never an accuracy or a time. The result is
 committed as results/shape-binning/bins.csv (`make shape-binning`) and tabled by `rbrepro report`.
-(Versions 1 and 2 had independent features, which on covtype, acoustic and cod_rna make several
-times the real sets' bins at most sigmas: `--search` prints it for latent_dims 0.)
+(Independent features, latent_dims 0, would give several times the real sets' bins at most sigmas
+on covtype, acoustic and cod_rna: `--search` prints it.)
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One model fitted across a dask.distributed cluster, the same model as on one machine (issue 34).
+"""One model fitted across a dask.distributed cluster, the same model as on one machine.
 
 Rows are split into partitions, each read and featurized on a worker; Random Binning's bins are
 numbered by merging the workers' bin keys, so D and every column are the single-process fit's; CG

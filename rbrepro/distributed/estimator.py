@@ -66,6 +66,27 @@ class DistributedRidge(MetaEstimatorMixin, BaseEstimator):
     workers_, partitions_, bytes_per_cg_step_ : the cluster used and the bytes moved per CG step.
     bytes_per_stopping_step_ : with early stopping, the bytes moved to score an iterate on the held-out
         rows (W to each partition, two numbers back); 0 without.
+
+    Examples
+    --------
+    A cluster of two in-process workers, on this machine:
+
+    >>> import logging
+    >>> from distributed import Client, LocalCluster
+    >>> from sklearn.datasets import load_digits
+    >>> from rbrepro.distributed import DistributedRidge
+    >>> from rbrepro.models import RandomBinningClassifier
+    >>> X, y = load_digits(return_X_y=True)
+    >>> X = X / 16
+    >>> rb = RandomBinningClassifier(n_grids=64, sigma=0.3, random_state=0)
+    >>> with LocalCluster(n_workers=2, processes=False, dashboard_address=None,
+    ...                   silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+    ...     model = DistributedRidge(rb, client=client).fit(X, y)
+    ...     predicted = model.predict(X)
+    >>> model.partitions_
+    2
+    >>> bool((predicted == rb.fit(X, y).predict(X)).all())  # the single-process model's predictions
+    True
     """
 
     def __init__(self, estimator, *, client, n_partitions=None, timeout_s=STEP_TIMEOUT_S, random_state=None):

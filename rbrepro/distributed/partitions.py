@@ -68,7 +68,21 @@ class NpyRows:
 
 
 def npy_partitions(X_path, y_path, n_partitions: int) -> list[NpyRows]:
-    """n_partitions contiguous row ranges of X_path / y_path (.npy files every worker can read)."""
+    """n_partitions contiguous row ranges of X_path / y_path (.npy files every worker can read).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from rbrepro.distributed import npy_partitions
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     X_path, y_path = os.path.join(folder, "X.npy"), os.path.join(folder, "y.npy")
+    ...     np.save(X_path, np.zeros((10, 3)))
+    ...     np.save(y_path, np.zeros(10))
+    ...     parts = npy_partitions(X_path, y_path, 3)
+    >>> [(part.lo, part.hi) for part in parts]
+    [(0, 3), (3, 6), (6, 10)]
+    """
     X = np.load(X_path, mmap_mode="r")
     y = np.load(y_path, mmap_mode="r")
     if X.ndim != 2 or y.shape[0] != X.shape[0]:

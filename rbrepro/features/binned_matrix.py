@@ -17,8 +17,39 @@ from rbrepro.features import _matvec_kernels as kernels
 class BinnedMatrix:
     """Z = S / sqrt(R) with S the 0/1 bin-membership pattern, stored as column ids.
 
-    ids: (R, N) int32, ids[r, i] in [offsets[r], offsets[r+1]) or -1 (bin unseen in
-    training; the entry is then absent). offsets: (R+1,) int64 column offsets per grid.
+    What `RandomBinningFeatures.fit_transform_binned` returns, and what CG runs on: every row has
+    one entry per grid, so Z is an R x N int32 array of column ids, half a CSR matrix's memory.
+    Z w is a gather and Z^T v a scatter-add in which each thread owns whole grids.
+
+    Parameters
+    ----------
+    ids : ndarray of shape (R, N), int32
+        ids[r, i] in [offsets[r], offsets[r + 1]), row i's column in grid r, or -1 (a bin unseen
+        in training: the entry is absent).
+    offsets : ndarray of shape (R + 1,), int64
+        The first column of each grid; D = offsets[-1].
+
+    Attributes
+    ----------
+    n_grids, n_rows, n_columns : int
+        R, N and D.
+    scale : float
+        1/sqrt(R), the value of every entry.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbrepro.features import BinnedMatrix
+    >>> ids = np.array([[0, 1, 0], [2, 2, 3]], dtype=np.int32)  # 2 grids, 3 rows
+    >>> Z = BinnedMatrix(ids, offsets=np.array([0, 2, 4]))
+    >>> Z.shape, Z.nnz
+    ((3, 4), 6)
+    >>> Z.to_csr().toarray() * np.sqrt(2)
+    array([[1., 0., 1., 0.],
+           [0., 1., 1., 0.],
+           [1., 0., 0., 1.]])
+    >>> np.allclose(Z.matvec(np.ones(4)), np.sqrt(2)), Z.rmatvec(np.ones(3)).shape
+    (True, (4,))
     """
 
     def __init__(self, ids: np.ndarray, offsets: np.ndarray):

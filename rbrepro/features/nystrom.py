@@ -29,25 +29,54 @@ def fit_memory(n: int, d: int, R: int) -> float:
 class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Nystrom feature map (dense N x R, float64) of a Laplacian kernel.
 
+    Z = K(X, L) K(L, L)^(-1/2) for R landmark rows L drawn uniformly without replacement from the
+    training rows (Williams & Seeger 2001), with the symmetric pseudo-inverse square root, so that
+    Z Z^T = K_nL K_LL^+ K_Ln approximates the kernel matrix (exactly on the landmarks).
+
     Parameters
     ----------
     n_components : int, default=256
-        R, the number of landmarks (at most the number of training rows).
+        R, the number of landmarks (at most the number of training rows: all of them, with a
+        warning, when R exceeds it).
     sigma : float, default=1.0
         Inverse kernel width of exp(-sigma * distance(x, y)).
     kernel : {"l1", "euclidean"}, default="l1"
         The distance: ||x - y||_1 or ||x - y||_2.
     random_state : int, RandomState instance or None, default=None
         Seed of the landmark draw.
+    memory_limit_gb : float or None, default=None
+        Refuse, before allocating, work whose estimate exceeds this many GB.
 
     Attributes
     ----------
     landmarks_ : ndarray of shape (n_components_, n_features_in_)
+        The landmark rows L.
     landmark_indices_ : ndarray of shape (n_components_,)
-    normalization_ : ndarray of shape (n_components_, n_components_), K_mm^{-1/2}
-    n_components_ : int, landmarks used (min(R, N)).
-    rank_ : int, eigenvalues of K_mm kept.
+        Their indices among the training rows.
+    normalization_ : ndarray of shape (n_components_, n_components_)
+        K_LL^(-1/2).
+    n_components_ : int
+        Landmarks used (min(R, N)).
+    rank_ : int
+        Eigenvalues of K_LL kept.
     n_features_in_ : int
+        Number of features seen during fit.
+
+    See Also
+    --------
+    rbrepro.models.NystromClassifier, rbrepro.models.NystromRegressor : Ridge on these features.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbrepro.features import NystromFeatures
+    >>> X = np.random.default_rng(0).uniform(size=(100, 4))
+    >>> Z = NystromFeatures(n_components=50, sigma=1.0, random_state=0).fit(X).transform(X)
+    >>> Z.shape
+    (100, 50)
+    >>> K = np.exp(-1.0 * np.abs(X[:, None] - X[None]).sum(axis=2))  # the kernel matrix
+    >>> float(np.abs(Z @ Z.T - K).mean()) < 0.1
+    True
     """
 
     #: its fitted state, as a saved model holds it (models.persist): arrays, then scalars

@@ -76,28 +76,64 @@ def canonical_rows(X):
 class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Random Binning feature map (Wu et al. 2016, Alg. 1) for the Laplacian kernel.
 
+    Each of R grids draws, per feature j, a bin width delta_j ~ Gamma(2, 1/sigma) and an offset
+    u_j ~ U[0, delta_j); a row's bin is floor((x_j - u_j) / delta_j) over all j. A row's features
+    are the indicators of its bin in each grid, scaled by 1/sqrt(R), so that
+    E[z(x)^T z(y)] = exp(-sigma ||x - y||_1) (eq. 7; sigma is an inverse width, where eq. 5 writes
+    1/sigma). The columns are the non-empty training bins, D of them in all; a new row in a bin
+    unseen in training gets no entry for that grid.
+
     Parameters
     ----------
-    n_grids : int
+    n_grids : int, default=256
         R, the number of random grids; every row of Z has exactly R non-zeros 1/sqrt(R).
-    sigma : float
+    sigma : float, default=1.0
         Inverse kernel width of exp(-sigma ||x - y||_1).
-    random_state : int or None
+    random_state : int, RandomState instance or None, default=None
         Seed of the grid draw.
-    draws : {"numpy", "authors"}
+    draws : {"numpy", "authors"}, default="numpy"
         "numpy" draws the grids from numpy's generator seeded by random_state; "authors" replays
         the draws of the authors' C++ code bit for bit (rbrepro.features.authors_rng; the same
         grids for every seed, every sigma scaled, nested across R), to regenerate their numbers.
+    memory_limit_gb : float or None, default=None
+        Refuse, before allocating, work whose estimate exceeds this many GB.
 
     Attributes
     ----------
     n_features_in_ : int
-    deltas_, offsets_ : (R, d) arrays of bin widths and grid shifts.
-    bins_per_grid_ : (R,) int64, D_r (non-empty training bins of each grid).
-    column_offsets_ : (R + 1,) int64, first column of each grid; D = column_offsets_[-1].
-    n_bins_ : int, D.
-    kappa_ : float, mean over grids of 1 / max_b nu_b (nu_b: share of points in bin b).
-    nnz_ : int, stored entries of the training Z (N R).
+        Number of features seen during fit.
+    deltas_, offsets_ : ndarray of shape (R, n_features_in_)
+        Bin widths and grid shifts.
+    bins_per_grid_ : ndarray of shape (R,)
+        D_r, the non-empty training bins of each grid.
+    column_offsets_ : ndarray of shape (R + 1,)
+        First column of each grid; D = column_offsets_[-1].
+    n_bins_ : int
+        D, the number of columns.
+    kappa_ : float
+        kappa (eq. 10): the mean over grids of 1 / max_b nu_b, nu_b the share of training rows in bin b.
+    nnz_ : int
+        Stored entries of the training Z (N R).
+
+    See Also
+    --------
+    rbrepro.models.RandomBinningClassifier, rbrepro.models.RandomBinningRegressor : Ridge on these features.
+    BinnedMatrix : The compact Z that `fit_transform_binned` returns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbrepro.features import RandomBinningFeatures
+    >>> X = np.random.default_rng(0).uniform(size=(100, 4))
+    >>> rb = RandomBinningFeatures(n_grids=64, sigma=1.0, random_state=0)
+    >>> Z = rb.fit_transform(X)  # scipy CSR, N x D
+    >>> Z.shape == (100, rb.n_bins_)
+    True
+    >>> set(Z.getnnz(axis=1).tolist())  # R non-zeros a row
+    {64}
+    >>> K = np.exp(-1.0 * np.abs(X[:, None] - X[None]).sum(axis=2))  # the kernel matrix
+    >>> float(np.abs((Z @ Z.T).toarray() - K).mean()) < 0.1
+    True
     """
 
     #: its fitted state, as a saved model holds it (models.persist): arrays, then scalars

@@ -38,6 +38,11 @@ def fit_memory(n: int, d: int, R: int) -> float:
 class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Random Fourier feature map (dense N x R, float32) of a Laplacian kernel.
 
+    z(x) = sqrt(2/R) cos(omega^T x + b), with the R frequencies omega drawn from the kernel's
+    Fourier transform (Rahimi & Recht 2007) and b ~ U[0, 2 pi), so that E[z(x)^T z(y)] = k(x, y):
+    for the L1 kernel each omega_j ~ Cauchy(0, sigma); for the Euclidean one omega = sigma g / |s|,
+    g ~ N(0, I), s ~ N(0, 1) (a multivariate Cauchy, as the authors' library draws it).
+
     Parameters
     ----------
     n_components : int, default=256
@@ -48,12 +53,34 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         The distance: ||x - y||_1 or ||x - y||_2.
     random_state : int, RandomState instance or None, default=None
         Seed of the frequency draw.
+    memory_limit_gb : float or None, default=None
+        Refuse, before allocating, work whose estimate exceeds this many GB.
 
     Attributes
     ----------
     omegas_ : ndarray of shape (n_features_in_, R), float32
+        The frequencies.
     phases_ : ndarray of shape (R,), float32
+        The phases b.
     n_features_in_ : int
+        Number of features seen during fit.
+
+    See Also
+    --------
+    rbrepro.models.RandomFourierClassifier, rbrepro.models.RandomFourierRegressor : Ridge on these features.
+    RandomBinningFeatures : Random Binning features of the L1 kernel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbrepro.features import RandomFourierFeatures
+    >>> X = np.random.default_rng(0).uniform(size=(100, 4))
+    >>> Z = RandomFourierFeatures(n_components=256, sigma=1.0, random_state=0).fit_transform(X)
+    >>> Z.shape, Z.dtype
+    ((100, 256), dtype('float32'))
+    >>> K = np.exp(-1.0 * np.abs(X[:, None] - X[None]).sum(axis=2))  # the kernel matrix
+    >>> float(np.abs(Z @ Z.T - K).mean()) < 0.1
+    True
     """
 
     #: its fitted state, as a saved model holds it (models.persist): arrays, then scalars

@@ -32,6 +32,7 @@ from rbrepro.features.laplacian import as_dense, check_kernel, laplacian_kernel
 from rbrepro.features.params import check_nonnegative, check_sigma, seed_of
 from rbrepro.memory import check_memory
 from rbrepro.models._base import _Classifier, _Regressor
+from rbrepro.models._docs import example, see_also
 from rbrepro.solvers.direct import refined_cholesky_solve
 
 PREDICT_BLOCK = 2048
@@ -269,9 +270,10 @@ class _IndependentBlockRidge(_KernelRidgeBase):
                 "memory_model_entries": float(self.leaf_size)}
 
 
-def _kernel_doc(summary: str, extra_params: str, fitted: str) -> str:
+def _kernel_doc(summary: str, extended: str, extra_params: str, fitted: str, also: str, example: str) -> str:
     return f"""{summary}
 
+{extended}
     Parameters
     ----------{extra_params}{_KERNEL_PARAMS_DOC}    memory_limit_gb : float or None, default=None
         Refuse, before allocating, work whose estimate exceeds this many GB.
@@ -279,14 +281,35 @@ def _kernel_doc(summary: str, extra_params: str, fitted: str) -> str:
     Attributes
     ----------
 {fitted}    y_mean_ : ndarray of shape (C,)
-    classes_ : ndarray (classifiers only)
+        The targets' training mean (zeros when `center` is False).
+    classes_ : ndarray of shape (n_classes,)
+        The class labels (classifiers only).
     n_features_in_ : int
-    featurize_s_, solve_s_, train_s_ : wall seconds of the fit's phases.
+        Number of features seen during fit.
+    featurize_s_, solve_s_, train_s_ : float
+        Wall seconds of the fit's phases: the kernel matrices, their solve, and both.
+{also}{example}"""
+
+
+_EXACT_EXTENDED = """    Kernel ridge regression, the model every random feature map here approximates: it solves
+    (K + lam I) c = y - y_mean for the N x N kernel matrix K of the training rows (eq. 1 with the
+    square loss, by the representer theorem) and predicts K(X_0, X) c + y_mean. K is factored in
+    float32 and refined by CG to float64 accuracy; its 8 N^2 bytes are checked against the memory
+    limit before anything is allocated.
 """
+_BLOCK_EXTENDED = """    The independent-block baseline (the authors' RLCM code): the training rows are split
+    recursively at the median of their projection on a random direction while a node holds at
+    least 2 leaf_size rows; K is approximated by the block diagonal of the leaves' kernel matrices,
+    and each leaf solves (K_leaf + lam I) c = y - y_mean by Cholesky. A new row is routed down the
+    same tree and predicted from its leaf's rows alone.
+"""
+_ONE_VS_ALL = "    Classes are one-vs-all +-1 target columns; the prediction is the argmax.\n"
 
 
-_EXACT_FITTED = """    X_fit_ : ndarray of shape (N, n_features_in_), the training rows.
+_EXACT_FITTED = """    X_fit_ : ndarray of shape (N, n_features_in_)
+        The training rows.
     dual_coef_ : ndarray of shape (N, C)
+        c, one column per target (C = 1 for regression and two classes).
 """
 _BLOCK_PARAMS = """
     leaf_size : int, default=256
@@ -294,28 +317,43 @@ _BLOCK_PARAMS = """
         2r - 1 rows. It plays the role of R.
     random_state : int, RandomState instance or None, default=None
         Seed of the random split directions."""
-_BLOCK_FITTED = """    directions_, thresholds_, children_, leaf_of_node_ : the tree (children_ -1 at leaves).
-    leaf_rows_ : list of row-index arrays, one per leaf.
-    leaf_coef_ : list of ndarrays of shape (leaf rows, C).
+_BLOCK_FITTED = """    directions_, thresholds_, children_, leaf_of_node_ : ndarray
+        The tree: each node's split direction and threshold, its children (-1 at leaves) and its
+        leaf's number (-1 at inner nodes).
+    leaf_rows_ : list of ndarray
+        The training rows of each leaf.
+    leaf_coef_ : list of ndarray of shape (leaf rows, C)
+        Each leaf's c.
 """
 
 
 class ExactKernelClassifier(_Classifier, _ExactKernelRidge):
-    __doc__ = _kernel_doc("Exact Laplacian kernel ridge classifier (one-vs-all). Needs 8 N^2 bytes.", "",
-                          _EXACT_FITTED)
+    __doc__ = _kernel_doc("Exact Laplacian kernel ridge classifier (one-vs-all).", _EXACT_EXTENDED + _ONE_VS_ALL, "",
+                          _EXACT_FITTED, see_also("ExactKernelRegressor : The same model for real-valued targets.",
+                                                  "NystromClassifier, RandomBinningClassifier : Approximations that "
+                                                  "scale to large N."),
+                          example("ExactKernelClassifier", "classification", "sigma=0.1"))
 
 
 class ExactKernelRegressor(_Regressor, _ExactKernelRidge):
-    __doc__ = _kernel_doc("Exact Laplacian kernel ridge regression. Needs 8 N^2 bytes.", "", _EXACT_FITTED)
+    __doc__ = _kernel_doc("Exact Laplacian kernel ridge regression.", _EXACT_EXTENDED, "", _EXACT_FITTED,
+                          see_also("ExactKernelClassifier : The same model for class labels.",
+                                   "NystromRegressor, RandomBinningRegressor : Approximations that scale to large N."),
+                          example("ExactKernelRegressor", "regression", "sigma=1.0"))
 
 
 class IndependentBlockClassifier(_Classifier, _IndependentBlockRidge):
     __doc__ = _kernel_doc("Block-diagonal (independent block) kernel ridge classifier over a random-projection "
-                          "tree.", _BLOCK_PARAMS, _BLOCK_FITTED)
+                          "tree.", _BLOCK_EXTENDED + _ONE_VS_ALL, _BLOCK_PARAMS, _BLOCK_FITTED,
+                          see_also("IndependentBlockRegressor : The same model for real-valued targets.",
+                                   "ExactKernelClassifier : The kernel model with every block."),
+                          example("IndependentBlockClassifier", "classification",
+                                  "leaf_size=64, sigma=0.1, random_state=0"))
 
 
 class IndependentBlockRegressor(_Regressor, _IndependentBlockRidge):
     __doc__ = _kernel_doc("Block-diagonal (independent block) kernel ridge regression over a random-projection "
-                          "tree.", _BLOCK_PARAMS, _BLOCK_FITTED)
-
-
+                          "tree.", _BLOCK_EXTENDED, _BLOCK_PARAMS, _BLOCK_FITTED,
+                          see_also("IndependentBlockClassifier : The same model for class labels.",
+                                   "ExactKernelRegressor : The kernel model with every block."),
+                          example("IndependentBlockRegressor", "regression", "leaf_size=64, sigma=1.0, random_state=0"))

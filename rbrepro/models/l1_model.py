@@ -16,6 +16,7 @@ from rbrepro.errors import InvalidParameter
 from rbrepro.features.params import check_nonnegative, seed_of
 from rbrepro.memory import check_memory
 from rbrepro.models._base import _Classifier, _Regressor
+from rbrepro.models._docs import SCORE_CHECK, example, see_also
 from rbrepro.models.feature_ridge import feature_cost, features_of, fit_features
 from rbrepro.models.registry import METHODS, SUBJECT, rcd_methods
 from rbrepro.solvers.rcd import l1_rcd, prepare
@@ -118,9 +119,11 @@ class _L1FeatureModel(BaseEstimator):
 
 _L1_DOC = """{summary}
 
-    Minimizes l1 ||w||_1 + (1/N) sum_i L(w^T z_i, y_i) by randomized coordinate descent
-    (Alg. 2), parallel over `threads` (docs/design.md §2: async is the authors' undamped variant,
-    sync the damped eq. 29).
+    Minimizes l1 ||w||_1 + (1/N) sum_i L(w^T z_i, y_i) (eq. 23) over the weights of Random Binning or
+    Random Fourier features z_i by randomized coordinate descent (Alg. 2): each step minimizes a
+    quadratic bound of the loss along one coordinate and soft-thresholds it (eq. 24-26). With
+    `threads` > 1 the coordinates are updated in parallel: "async" is the authors' undamped variant,
+    "sync" the damped one whose speedup eq. 29 guarantees. RB's sparse features parallelize well.{task_note}
 
     Parameters
     ----------
@@ -139,24 +142,58 @@ _L1_DOC = """{summary}
     threads : int, default=1
         Threads updating coordinates concurrently.
     variant : {{"async", "sync"}}, default="async"
+        The parallel updates: undamped and asynchronous, or damped and synchronous (eq. 29).
     random_state : int, RandomState instance or None, default=None
+        Seed of the feature draw and the coordinate order.
     memory_limit_gb : float or None, default=None
+        Refuse, before allocating, work whose estimate exceeds this many GB.
 
     Attributes
     ----------
-    features_, coef_ (D x C), objective_, rcd_epochs_, variant_, damping_, trace_,
-    featurize_s_, solve_s_, train_s_, n_features_in_, classes_ (classifiers only).
-"""
+    features_ : transformer
+        The fitted feature map.
+    coef_ : ndarray of shape (D, C)
+        The sparse weights, one column per target (C = 1 for regression and two classes).
+    objective_ : float
+        The final objective (eq. 23), averaged over the targets.
+    rcd_epochs_ : int
+        Epochs run.
+    variant_, damping_ : str, float
+        The parallel variant used and its step damping (1: none).
+    trace_ : list
+        Per target, (seconds, objective, nnz(w)) after every epoch.
+    featurize_s_, solve_s_, train_s_ : float
+        Wall seconds of the fit's phases: featurizing, RCD, and both.
+    n_features_in_ : int
+        Number of features seen during fit.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels (classifiers only).
+{also}{example}"""
+
+
+#: the lasso's example also shows its sparsity
+_L1_CHECK = SCORE_CHECK + ("    >>> zeros = float((model.coef_ == 0).mean())  # the share of weights exactly zero\n"
+                             "    >>> zeros > 0.5\n    True\n")
 
 
 class L1FeatureClassifier(_Classifier, _L1FeatureModel):
-    __doc__ = _L1_DOC.format(summary="L1-regularized linear classifier on random features, trained by parallel RCD.",
-                             loss_doc="The classification loss.")
+    __doc__ = _L1_DOC.format(
+        summary="L1-regularized linear classifier on random features, trained by parallel RCD.",
+        task_note="\n    Classes are one-vs-all +-1 target columns; the prediction is the argmax.",
+        loss_doc="The classification loss.",
+        also=see_also("L1FeatureRegressor : The lasso on the same features.",
+                      "RandomBinningClassifier : Ridge (L2) on Random Binning features."),
+        example=example("L1FeatureClassifier", "classification", "n_components=64, sigma=0.3, random_state=0"))
 
 
 class L1FeatureRegressor(_Regressor, _L1FeatureModel):
-    __doc__ = _L1_DOC.format(summary="L1-regularized linear regression (lasso) on random features, by parallel RCD.",
-                             loss_doc="Ignored: regression uses the square loss.")
+    __doc__ = _L1_DOC.format(
+        summary="L1-regularized linear regression (lasso) on random features, by parallel RCD.", task_note="",
+        loss_doc="Ignored: regression uses the square loss.",
+        also=see_also("L1FeatureClassifier : The same solver for class labels.",
+                      "RandomBinningRegressor : Ridge (L2) on Random Binning features."),
+        example=example("L1FeatureRegressor", "regression", "n_components=64, sigma=2.0, random_state=0",
+                        _L1_CHECK))
 
 
 L1_MODEL = {"classification": L1FeatureClassifier, "regression": L1FeatureRegressor}

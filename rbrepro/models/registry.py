@@ -57,7 +57,24 @@ def resolve(target):
 
 @dataclass(frozen=True, kw_only=True)
 class MethodSpec:
-    """What the rest of rbrepro needs to know about one method."""
+    """What the rest of rbrepro needs to know about one method.
+
+    Every field is keyword-only; each is explained beside it below. The fields a method must state
+    default to UNKNOWN, and `register_method` refuses an entry that leaves one unsaid. A feature
+    method (memory="features") names its feature map in `features` and gets its ridge classifier
+    and regressor made for it; any other method names its own `estimators`.
+
+    Examples
+    --------
+    >>> from rbrepro.models.registry import method_spec
+    >>> spec = method_spec("rb")
+    >>> spec.title, spec.r_parameter, spec.default_solver
+    ('Random Binning', 'n_grids', 'cg')
+    >>> spec.estimator("classification").__name__
+    'RandomBinningClassifier'
+    >>> spec.feature_map(16, sigma=0.5)
+    RandomBinningFeatures(n_grids=16, sigma=0.5)
+    """
 
     name: str
     title: str = UNKNOWN
@@ -215,7 +232,14 @@ METHODS = _Registry(BUILT_IN)
 
 
 def method_names() -> tuple[str, ...]:
-    """Every method's name, the paper's first, then those registered or installed."""
+    """Every method's name, the paper's first, then those registered or installed.
+
+    Examples
+    --------
+    >>> from rbrepro.models.registry import method_names
+    >>> method_names()[:5]
+    ('rb', 'rf', 'nystrom', 'block', 'exact')
+    """
     return tuple(METHODS)
 
 
@@ -245,7 +269,33 @@ def monte_carlo_baseline() -> str:
 
 
 def method_spec(name: str) -> MethodSpec:
-    """The registry's entry for `name`; an unknown name is an error that lists the known ones."""
+    """The registry's entry for the method `name`.
+
+    Parameters
+    ----------
+    name : str
+        One of the paper's methods ("rb", "rf", "nystrom", "block", "exact") or one registered by
+        `register_method` or an installed plug-in.
+
+    Returns
+    -------
+    MethodSpec
+
+    Raises
+    ------
+    UnknownName
+        For a name not registered; the message lists the known ones.
+
+    Examples
+    --------
+    >>> from rbrepro.models.registry import method_spec
+    >>> method_spec("nystrom").estimator("regression").__name__
+    'NystromRegressor'
+    >>> method_spec("svm")
+    Traceback (most recent call last):
+    ...
+    rbrepro.errors.UnknownName: method 'svm' is not available; choose from rb, rf, nystrom, block, exact...
+    """
     try:
         return METHODS[name]
     except KeyError:
@@ -314,8 +364,48 @@ def _gaps(spec: MethodSpec) -> list[str]:
 
 
 def register_method(spec: MethodSpec) -> MethodSpec:
-    """Add a method at run time; a taken name, the paper's own roles or an incomplete entry is refused,
-    naming what is missing."""
+    """Add a method at run time, for this process.
+
+    From then on the method is everywhere a built-in one is: cells and sweep configs take its
+    name, `rbrepro.models.cell` fits it, models of it are saved and loaded, figures draw it. A
+    feature method without `estimators` gets a ridge classifier and regressor on its feature map
+    (R is their `n_components`). Another package declares its methods in the entry-point group
+    "rbrepro.methods" instead, and every process loads them.
+
+    Parameters
+    ----------
+    spec : MethodSpec
+        The entry. A taken name, the paper's own roles (subject, reference) or an incomplete entry
+        is refused with InvalidParameter, naming what is missing.
+
+    Returns
+    -------
+    MethodSpec
+        `spec`, registered.
+
+    See Also
+    --------
+    unregister_method : Remove it again.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from rbrepro.features import RandomFourierFeatures
+    >>> from rbrepro.models.registry import MethodSpec, register_method, unregister_method
+    >>> spec = register_method(MethodSpec(
+    ...     name="rf_euclidean", title="Random Fourier (Euclidean)", role="baseline", r_meaning="features",
+    ...     r_parameter="n_components", default_solver="direct", solvers=("default", "cg", "direct"),
+    ...     kernels=("euclidean",), memory="features", features=RandomFourierFeatures, center=True,
+    ...     style=("RF (L2)", "tab:cyan", "v")))
+    >>> Model = spec.estimator("classification")
+    >>> Model.__name__
+    'RandomFourierRidgeClassifier'
+    >>> X, y = load_digits(return_X_y=True)
+    >>> model = Model(n_components=256, sigma=0.3, random_state=0).fit(X / 16, y)
+    >>> model.kernel, model.score(X / 16, y) > 0.9
+    ('euclidean', True)
+    >>> unregister_method("rf_euclidean")
+    """
     specs = METHODS._specs
     if spec.name in specs:
         raise InvalidParameter(f"method {spec.name!r} is registered already")
@@ -329,7 +419,16 @@ def register_method(spec: MethodSpec) -> MethodSpec:
 
 
 def unregister_method(name: str) -> None:
-    """Remove a method added by `register_method` or a plug-in (the paper's own stay)."""
+    """Remove a method added by `register_method` or a plug-in (the paper's own stay).
+
+    Examples
+    --------
+    >>> from rbrepro.models.registry import unregister_method
+    >>> unregister_method("rb")
+    Traceback (most recent call last):
+    ...
+    rbrepro.errors.InvalidParameter: method 'rb' is one of the paper's and stays registered
+    """
     if name in {spec.name for spec in BUILT_IN}:
         raise InvalidParameter(f"method {name!r} is one of the paper's and stays registered")
     method_spec(name)

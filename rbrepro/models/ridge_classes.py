@@ -6,12 +6,14 @@ registered from elsewhere gets (`ridge_estimator`). Their fit is models.feature_
 from __future__ import annotations
 
 from rbrepro.models._base import _Classifier, _Regressor
+from rbrepro.models._docs import SHAPE_CHECK, example, see_also
 from rbrepro.models.feature_ridge import _FeatureRidge
 from rbrepro.models.registry import MethodSpec
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.solvers.stopping import PATIENCE, VALIDATION_FRACTION
 
 _R_DOC = """
+{extended}
     Parameters
     ----------
     {r_name} : int, default=256
@@ -31,11 +33,14 @@ _R_DOC = """
     early_stopping : {{"auto", True, False}}, default="auto"
         Hold out `validation_fraction` of the training rows (chosen by a hash of the seed and the
         row number), run CG on the others scoring every iterate on the held-out rows until
-        `n_iter_no_change` iterations bring no better one, then fit every row for the best one's
-        number of steps (solvers.stopping). Needs no test data. "auto": wherever the solver is CG
+        `n_iter_no_change` iterations bring no better one, then continue CG from the best iterate
+        on every row, the held-out ones included, for a fixed few steps (feature_ridge.FINAL_STEPS;
+        solvers.stopping). Needs no test data. "auto": wherever the solver is CG
         and the split leaves rows on both sides; False: `maxit` steps (the authors' rule).
     validation_fraction : float, default=0.1
+        The share of the training rows early stopping holds out.
     n_iter_no_change : int, default=8
+        Iterations without a better held-out score after which early stopping's search ends.
     center : bool, default={center}
         Subtract the training mean of the targets and add it back at prediction.
     random_state : int, RandomState instance or None, default=None
@@ -46,38 +51,71 @@ _R_DOC = """
 {draws_doc}
     Attributes
     ----------
-    features_ : the fitted feature map.
+    features_ : transformer
+        The fitted feature map (rbrepro.features).
     coef_ : ndarray of shape (D, C)
         Ridge weights (C = 1 for regression and two classes, else one column per class).
     y_mean_ : ndarray of shape (C,)
-    classes_ : ndarray (classifiers only)
+        The targets' training mean (zeros when `center` is False).
+    classes_ : ndarray of shape (n_classes,)
+        The class labels (classifiers only).
     n_features_in_ : int
+        Number of features seen during fit.
     n_columns_ : int
         D, the number of feature columns.
-    cg_iterations_, cg_residual_ : CG's iterations and worst final relative residual.
+    cg_iterations_ : int
+        CG's iterations (0 for a direct solve).
+    cg_residual_ : float
+        CG's worst final relative residual over the targets (NaN for a direct solve).
     early_stopping_ : bool
         Whether this fit stopped early.
     best_iteration_, search_iterations_, n_validation_, validation_scores_ : with early stopping,
         the step count kept, the steps its search ran, the held-out rows and the score of every
         iterate of the search (-1, 0, 0 and absent without it).
-    featurize_s_, solve_s_, train_s_ : wall seconds of the fit's phases.
-"""
+    featurize_s_, solve_s_, train_s_ : float
+        Wall seconds of the fit's phases: featurizing, solving, and both.
+{see_also}{examples}"""
 
 _DRAWS_DOC = """    draws : {"numpy", "authors"}, default="numpy"
         Grids from numpy's generator seeded by random_state, or the authors' C++ draws replayed
         bit for bit (the same for every seed; to regenerate their published numbers).
 """
 
-_KERNEL_DOC = """    kernel : {"l1", "euclidean"}, default="l1"
+_KERNEL_DOC = """    kernel : {{"l1", "euclidean"}}, default="{kernel}"
         Distance of the Laplacian kernel: ||x - y||_1 (the kernel RB approximates) or
         ||x - y||_2 (what the authors' baselines used; docs/design.md §2a).
 """
 
 
-def _doc(summary: str, r_name: str, r_meaning: str, solver: str, center: bool, kernel: bool) -> str:
+def _doc(summary: str, extended: str, r_name: str, r_meaning: str, solver: str, center: bool, kernel: str,
+         see_also: str, examples: str) -> str:
+    """A ridge class's docstring; `kernel` is the default of its kernel parameter ("": it has none, and
+    takes `draws` instead)."""
     return summary + "\n" + _R_DOC.format(r_name=r_name, r_meaning=r_meaning, solver=solver, center=center,
-                                          kernel_doc=_KERNEL_DOC if kernel else "",
-                                          draws_doc="" if kernel else _DRAWS_DOC)
+                                          kernel_doc=_KERNEL_DOC.format(kernel=kernel) if kernel else "",
+                                          draws_doc="" if kernel else _DRAWS_DOC, extended=extended,
+                                          see_also=see_also, examples=examples)
+
+
+_RB_EXTENDED = """    Each of R random grids (Alg. 1) has bin widths delta_j ~ Gamma(2, 1/sigma) and offsets
+    u_j ~ U[0, delta_j); a row's features are the indicators of its bin in every grid, scaled by
+    1/sqrt(R), so that E[z(x)^T z(y)] = exp(-sigma ||x - y||_1) (eq. 7; sigma is an inverse width,
+    where eq. 5 writes 1/sigma). The ridge weights solve (Z^T Z + lam I) W = Z^T Y (eq. 8) by
+    conjugate gradients on the sparse Z, never forming Z^T Z.{task_note}
+"""
+_RF_EXTENDED = """    z(x) = sqrt(2/R) cos(omega^T x + b) with omega drawn from the kernel's Fourier transform (a
+    Cauchy distribution) and b ~ U[0, 2 pi) (Rahimi & Recht 2007), so E[z(x)^T z(y)] = k(x, y). The
+    ridge weights solve the R x R normal equations (Z^T Z + lam I) W = Z^T Y (eq. 8), directly by
+    default.{task_note}
+"""
+_NYSTROM_EXTENDED = """    Z = K(X, L) K(L, L)^(-1/2) for R landmarks L drawn uniformly from the training rows, so that
+    Z Z^T = K_nL K_LL^+ K_Ln approximates the kernel matrix. The ridge weights solve
+    (Z^T Z + lam I) W = Z^T Y (eq. 8), directly by default.{task_note}
+"""
+_ONE_VS_ALL = """
+    Classes are one-vs-all +-1 target columns, solved together; the prediction is the argmax."""
+_GRIDS = "the number of random grids"
+_LANDMARKS = "the number of landmarks (at most the number of training rows)"
 
 
 class _RandomBinningRidge(_FeatureRidge):
@@ -131,35 +169,57 @@ class _NystromRidge(_RandomFourierRidge):
 
 
 class RandomBinningClassifier(_Classifier, _RandomBinningRidge):
-    __doc__ = _doc("Ridge classifier (one-vs-all) on Random Binning features (Alg. 1) of exp(-sigma ||x - y||_1).",
-                   "n_grids", "the number of random grids", "pcg", False, False)
+    __doc__ = _doc("Ridge classifier (one-vs-all) on Random Binning features of exp(-sigma ||x - y||_1).",
+                   _RB_EXTENDED.format(task_note=_ONE_VS_ALL), "n_grids", _GRIDS, "pcg", False, "",
+                   see_also("RandomBinningRegressor : The same model for real-valued targets.",
+                             "rbrepro.features.RandomBinningFeatures : The feature map alone, as a transformer.",
+                             "RandomFourierClassifier, NystromClassifier : The paper's baselines at equal R."),
+                   example("RandomBinningClassifier", "classification", "n_grids=64, sigma=0.3, random_state=0"))
 
 
 class RandomBinningRegressor(_Regressor, _RandomBinningRidge):
-    __doc__ = _doc("Ridge regression on Random Binning features (Alg. 1) of exp(-sigma ||x - y||_1).",
-                   "n_grids", "the number of random grids", "pcg", False, False)
+    __doc__ = _doc("Ridge regression on Random Binning features of exp(-sigma ||x - y||_1).",
+                   _RB_EXTENDED.format(task_note=""), "n_grids", _GRIDS, "pcg", False, "",
+                   see_also("RandomBinningClassifier : The same model for class labels.",
+                             "rbrepro.features.RandomBinningFeatures : The feature map alone, as a transformer."),
+                   example("RandomBinningRegressor", "regression", "n_grids=64, sigma=2.0, random_state=0"))
 
 
 class RandomFourierClassifier(_Classifier, _RandomFourierRidge):
     __doc__ = _doc("Ridge classifier (one-vs-all) on Random Fourier features of a Laplacian kernel.",
-                   "n_components", "the number of random features", "direct", True, True)
+                   _RF_EXTENDED.format(task_note=_ONE_VS_ALL), "n_components", "the number of random features",
+                   "direct", True, "l1",
+                   see_also("RandomFourierRegressor : The same model for real-valued targets.",
+                             "rbrepro.features.RandomFourierFeatures : The feature map alone, as a transformer.",
+                             "RandomBinningClassifier : Random Binning features of the L1 kernel."),
+                   example("RandomFourierClassifier", "classification", "n_components=256, sigma=0.1, random_state=0"))
 
 
 class RandomFourierRegressor(_Regressor, _RandomFourierRidge):
     __doc__ = _doc("Ridge regression on Random Fourier features of a Laplacian kernel.",
-                   "n_components", "the number of random features", "direct", True, True)
+                   _RF_EXTENDED.format(task_note=""), "n_components", "the number of random features", "direct",
+                   True, "l1",
+                   see_also("RandomFourierClassifier : The same model for class labels.",
+                             "rbrepro.features.RandomFourierFeatures : The feature map alone, as a transformer."),
+                   example("RandomFourierRegressor", "regression", "n_components=128, sigma=1.0, random_state=0"))
 
 
 class NystromClassifier(_Classifier, _NystromRidge):
     __doc__ = _doc("Ridge classifier (one-vs-all) on Nystrom features of a Laplacian kernel.",
-                   "n_components", "the number of landmarks (at most the number of training rows)", "direct",
-                   True, True)
+                   _NYSTROM_EXTENDED.format(task_note=_ONE_VS_ALL), "n_components", _LANDMARKS, "direct", True, "l1",
+                   see_also("NystromRegressor : The same model for real-valued targets.",
+                             "rbrepro.features.NystromFeatures : The feature map alone, as a transformer.",
+                             "ExactKernelClassifier : The kernel this model approximates, exactly."),
+                   example("NystromClassifier", "classification", "n_components=128, sigma=0.1, random_state=0"))
 
 
 class NystromRegressor(_Regressor, _NystromRidge):
     __doc__ = _doc("Ridge regression on Nystrom features of a Laplacian kernel.",
-                   "n_components", "the number of landmarks (at most the number of training rows)", "direct",
-                   True, True)
+                   _NYSTROM_EXTENDED.format(task_note=""), "n_components", _LANDMARKS, "direct", True, "l1",
+                   see_also("NystromClassifier : The same model for class labels.",
+                             "rbrepro.features.NystromFeatures : The feature map alone, as a transformer.",
+                             "ExactKernelRegressor : The kernel this model approximates, exactly."),
+                   example("NystromRegressor", "regression", "n_components=64, sigma=1.0, random_state=0"))
 
 
 _MADE: dict = {}
@@ -186,6 +246,19 @@ def ridge_estimator(spec: MethodSpec, task: str) -> type:
                                        kernel=spec.kernels[0]),
             "__module__": __name__})
         _MADE[spec] = {t: type(f"{stem}{role.__name__[1:]}", (role, base), {
-            "__doc__": f"Ridge {t} on {spec.title} features.", "__module__": __name__})
+            "__doc__": _plugin_doc(spec, f"{stem}{role.__name__[1:]}", t), "__module__": __name__})
             for t, role in (("classification", _Classifier), ("regression", _Regressor))}
     return _MADE[spec][task]
+
+
+def _plugin_doc(spec: MethodSpec, name: str, task: str) -> str:
+    """The docstring of a registered method's ridge class: its parameters, and an example that builds
+    the class through the registry."""
+    import_ = (f"    >>> from rbrepro.models.registry import method_spec\n"
+               f"    >>> {name} = method_spec({spec.name!r}).estimator({task!r})\n")
+    extended = (f"    The ridge weights on the {spec.title} feature map ({spec.feature_class().__name__}) solve\n"
+                f"    (Z^T Z + lam I) W = Z^T Y (eq. 8).{_ONE_VS_ALL if task == 'classification' else ''}\n")
+    return _doc(f"Ridge {task} on {spec.title} features (a method registered at run time).", extended,
+                "n_components", f"the number of {spec.r_meaning}", spec.default_solver, spec.center,
+                spec.kernels[0], see_also("rbrepro.models.registry.register_method : How a method is added."),
+                example(name, task, "n_components=64, sigma=1.0, random_state=0", SHAPE_CHECK, import_))

@@ -37,6 +37,14 @@ def choose_sigma(params: CellParams, data, on_point=None, rows: int | None | str
                   rows=SUBSAMPLE_ROWS if rows == "default" else rows)
 
 
+def _scored_rows(data) -> str:
+    """Which training rows the held-out search of `--sigma auto` scored on, in words."""
+    from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
+
+    n = data.X_train.shape[0]
+    return f"a seeded {SUBSAMPLE_ROWS:,} of the {n:,} training rows" if n > SUBSAMPLE_ROWS else "the training rows"
+
+
 def train(params: CellParams, *, lam: float | None = None, l1: float | None = None, data_dir=None, mirror=None,
           datasets_file=None, test_file=None, label_column: int | None = None, save_model: Path | None = None,
           progress: bool = True, task: str = "auto", auto_sigma: bool = False, on_point=None, wrap=None) -> dict:
@@ -46,8 +54,8 @@ def train(params: CellParams, *, lam: float | None = None, l1: float | None = No
     DEFAULT_L1); the two never stand for each other. `test_file` and `label_column` are for a
     data file named directly (data.load.load_dataset). With `save_model`, the fitted model is
     written there (no pickle) and the row says where (`model_path`). `task`: the user's own data's
-    task (data.load.load_dataset). `auto_sigma`: choose sigma first on a validation split of the
-    training rows (choose_sigma; `on_point(sigma, metric, name)` hears each point); the row then
+    task (data.load.load_dataset). `auto_sigma`: choose sigma first without test data (choose_sigma:
+    held-out training rows, or the validation split for a direct solve; `on_point(sigma, metric, name)` hears each point); the row then
     says so (`sigma_selection`, `sigma_curve`, `sigma_edge`). `wrap`: run_cell's (a distributed
     fit's meta-estimator around the model; its `estimator_` is what is saved)."""
     from rbrepro.data.load import load_dataset
@@ -67,7 +75,7 @@ def train(params: CellParams, *, lam: float | None = None, l1: float | None = No
     if auto_sigma:
         sigma, curve, edge = choose_sigma(params, data, on_point=on_point)
         params, chosen = replace(params, sigma=sigma), {
-            "sigma_selection": (f"held-out tenth of the training rows, {len(curve)} sigmas" if
+            "sigma_selection": (f"held-out tenth of {_scored_rows(data)}, {len(curve)} sigmas" if
                                 params.stopping == "validation" else f"validation split, {len(curve)} sigmas"),
             "sigma_edge": edge,
             "sigma_curve": ";".join(f"{s:g}:{m:.6g}" for s, m in curve)}

@@ -6,7 +6,7 @@ or a list of them, got 'many'``.
 
 Schema (all keys but `name` and `datasets` optional)::
 
-    name: fig3                 # results go to results/<name>/ unless --out says otherwise
+    name: fig3                 # results go to runs/<name>/ unless --out says otherwise
     figure: fig3               # which plot the results are for
     methods: [rb]
     seeds: [0]
@@ -40,8 +40,10 @@ Schema (all keys but `name` and `datasets` optional)::
     band: {seeds: [0, 1, 2, 3, 4], at: chosen}   # extra cells (numpy draws) that form each point's
                                #   band over seeds: at the chosen sigma, or at every sigma (at: grid);
                                #   the choice itself is made from `seeds` (and `rng`) alone
-    solver: {name: default, maxit: 50, tol: 1.0e-3}   # default | cg | direct | rcd (+ loss, epochs, variant)
-                               #   stopping: residual (tol or maxit, the authors') | validation (cg/pcg:
+    solver: {name: default, maxit: 50, tol: 1.0e-3}   # default | cg | pcg | direct | rcd (+ loss, epochs,
+                               #   variant); stopping: auto (the default: validation where the method
+                               #   solves by CG, with pcg for a default solver) | residual (tol or maxit,
+                               #   the authors'; every published config pins it) | validation (cg/pcg:
                                #   the best iterate on held-out training rows, solvers.stopping)
     defaults: {sigma: [...], R: 16, lam: 0.01, scaling: default}   # per-dataset values override these;
                                # scaling: default (the registry's) | minmax | maxabs | published

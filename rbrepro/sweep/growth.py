@@ -1,4 +1,4 @@
-"""How cost grows: power-law exponents of time and memory against N and R (issue 25, claim 6).
+"""How cost grows: power-law exponents of time and memory against N and R (claim 6).
 
 The paper says training costs O(NRd + NRm) and grows linearly in R for every low-rank method.
 A sweep over training rows N at one R, and over R at one N (`configs/scaling.yaml`), gives for
