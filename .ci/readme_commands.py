@@ -32,7 +32,7 @@ SKIP = [
     (r"^source \.venv/bin/activate", "the runner puts .venv/bin on PATH instead"),
 ]
 #: make targets the README names in its prose, run after the code blocks
-PROSE_TARGETS = ["make plots", "make report", "make figures-mini"]
+PROSE_TARGETS = ["make plots", "make compare", "make report", "make figures-mini"]
 
 
 def commands(readme: Path = ROOT / "README.md") -> list[str]:
@@ -56,7 +56,8 @@ def skip_reason(command: str) -> str | None:
 #: commands that need a Table 1 dataset (or the output of one that does): without a mirror beside the
 #: checkout and without RBREPRO_MIRROR they would go to the LIBSVM site, which this machine cannot reach
 NEEDS_DATA = [r"^rbrepro (fetch|featurize|train|sweep|diagnose) (ijcnn1|cadata|letter|mnist|configs/fig)",
-              r"^rbrepro plot fig3 runs/fig3$", r"^make figures-mini$"]
+              r"^rbrepro (plot fig3|summary) runs/fig3$", r"^rbrepro predict runs/ijcnn1", r"RBREPRO_MIRROR\"?/",
+              r"^make figures-mini$"]
 
 
 def main() -> int:
