@@ -465,3 +465,11 @@ def test_crafted_model_files_with_valid_checksums_are_refused_before_any_kernel_
     with pytest.raises(ModelFileError, match=needle):
         load_model(path)
     one_line_error(rbrepro("predict", path, model_file / "test.txt"), str(path))
+
+
+@pytest.mark.parametrize("command", [("train", "digits", "--R", "8"), ("sweep", "configs/quick.yaml")])
+@pytest.mark.parametrize("value", ["0", "nan", "-1", "inf"])
+def test_an_impossible_memory_limit_is_refused_naming_the_option(command, value):
+    """--memory-limit is checked where it is read, before any data loads, in the guard's own words."""
+    proc = run_cli(*command, "--memory-limit", value, cwd=Path(__file__).resolve().parents[1])
+    one_line_error(proc, "'--memory-limit'", "memory limit must be a positive number of GB")

@@ -151,6 +151,12 @@ def _check_lam(value):
     check_nonnegative("lam", value)
 
 
+def _check_memory_limit(value):
+    """The memory guard's own check (a positive, finite number of GB), before any data loads."""
+    from rbrepro.memory import memory_limit_bytes
+    memory_limit_bytes(value)
+
+
 def _expected_message(exc: BaseException) -> str | None:
     """The one-line message of an error about the user's input, files, settings or machine
     (rbrepro.errors.RbreproError, or an OSError naming a file: a full disk, a read-only folder),

@@ -32,6 +32,7 @@ from rbrepro.cli.common import (
     Task,
     Variant,
     _check_lam,
+    _check_memory_limit,
     _check_sigma,
     _fail,
     _guard,
@@ -151,7 +152,7 @@ def train(
                                           help="Subtract the training mean of y [default: no for rb (the authors' "
                                                "RB driver), yes for the others]."),
     threads: int = typer.Option(0, "--threads", min=0, help="numba threads (0 = all cores)."),
-    memory_limit: Optional[float] = typer.Option(None, "--memory-limit",
+    memory_limit: Optional[float] = typer.Option(None, "--memory-limit", callback=_validated(_check_memory_limit),
                                                  help="GB a fit may use [default: $RBREPRO_MEMORY_LIMIT_GB or "
                                                       "60% of RAM]; larger estimates are refused up front."),
     save_model: Optional[Path] = typer.Option(None, "--save-model", help="Write the fitted model here (.npz, no "

@@ -9,7 +9,17 @@ from typing import List, Optional
 import typer
 
 from rbrepro.cli.app import app
-from rbrepro.cli.common import DataDir, Mirror, Quiet, _fail, _guard, _parse_floats, err
+from rbrepro.cli.common import (
+    DataDir,
+    Mirror,
+    Quiet,
+    _check_memory_limit,
+    _fail,
+    _guard,
+    _parse_floats,
+    _validated,
+    err,
+)
 
 
 @app.command()
@@ -30,7 +40,7 @@ def sweep(
                                                  "(tcp://HOST:PORT) or 'local' for an embedded local cluster."),
     fresh_process: bool = typer.Option(False, "--fresh-process",
                                        help="Run every cell in a new worker process (slower to start)."),
-    memory_limit: Optional[float] = typer.Option(None, "--memory-limit", min=0.0,
+    memory_limit: Optional[float] = typer.Option(None, "--memory-limit", callback=_validated(_check_memory_limit),
                                                  help="GB the running cells may use together and each cell may "
                                                       "use [default: $RBREPRO_MEMORY_LIMIT_GB or 60% of RAM]. Cells "
                                                       "skipped under a lower limit are retried."),
