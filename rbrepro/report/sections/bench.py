@@ -81,10 +81,9 @@ def stopping_block(root: Path) -> str:
     head = (f"The default meets both (test metric at least the 50 steps' less {ACCURACY_SLACK} points of "
             f"accuracy or plus {ERROR_SLACK} relative error, and a train time no longer) on {meets} of "
             f"{len(out)} datasets; medians over {seeds} seeds, bands [min, max].")
-    return "\n".join([head, "", table(["dataset", "R", "metric", "50 CG steps: test", "default: test",
+    return _block(head, ["dataset", "R", "metric", "50 CG steps: test", "default: test",
                                        "default − 50 steps", "50 steps: train s", "default: train s",
-                                       "time ratio", "as accurate", "no slower"], out, str), "",
-                      provenance_line(rows, "stopping.csv")])
+                                       "time ratio", "as accurate", "no slower"], out, rows, "stopping.csv")
 
 
 def authors_block(root: Path) -> str:
@@ -105,9 +104,14 @@ def authors_block(root: Path) -> str:
             f"default reaches their test metric at {len(reached)} of {len(rows)} points and does so ×"
             f"{AUTHORS_TARGET:g} sooner or more at {at_target}; the floor (the fewest steps that reach it, found on "
             f"the test rows, so no rule a user can run) shows how soon the accuracy exists.")
-    return "\n".join([head, "", table(["dataset", "R", "theirs: test", "theirs: train s", "ours, 50 steps: test",
-                                       "ours, 50 steps", "default: test", "default", "floor"], out, str), "",
-                      provenance_line(rows, "authors.csv")])
+    return _block(head, ["dataset", "R", "theirs: test", "theirs: train s", "ours, 50 steps: test",
+                                       "ours, 50 steps", "default: test", "default", "floor"], out, rows, "authors.csv")
+
+
+def _block(head: str, header: list[str], out: list[list], rows: pd.DataFrame, name: str) -> str:
+    """A generated block: its sentence (none where empty), its table, and the CSV's provenance line."""
+    parts = ([head, ""] if head else []) + [table(header, out, str), "", provenance_line(rows, name)]
+    return "\n".join(parts)
 
 
 def _true(value) -> bool:
@@ -127,9 +131,8 @@ def sigma_auto_block(root: Path) -> str:
                     f"×{mine['auto_s'].median() / mine['one_fit_s'].median():.2f}"])
     head = (f"Times after loading, medians of {rows['repeat'].nunique()} repeats in one process; the sample "
             f"column is the width the same search picks when it scores every training row.")
-    return "\n".join([head, "", table(["dataset", "R", "chosen sigma", "every row's choice", "widths scored",
-                                       "--sigma auto s", "one fit s", "ratio"], out, str), "",
-                      provenance_line(rows, "sigma-auto.csv")])
+    return _block(head, ["dataset", "R", "chosen sigma", "every row's choice", "widths scored",
+                                       "--sigma auto s", "one fit s", "ratio"], out, rows, "sigma-auto.csv")
 
 
 def roofline_block(root: Path) -> str:
@@ -140,8 +143,7 @@ def roofline_block(root: Path) -> str:
     out = [[r.figure, f"{r.value:.4g} {r.unit}", f"{r.baseline:.4g} {r.unit}" if pd.notna(r.baseline) else "–",
             f"{r.value / r.baseline:.2f}" if pd.notna(r.baseline) and r.baseline else "–", r.note if
             isinstance(r.note, str) else ""] for r in rows.itertuples()]
-    return "\n".join([table(["figure", "value", "machine limit (triad)", "fraction of the limit", "note"], out, str),
-                      "", provenance_line(rows, "roofline.csv")])
+    return _block("", ["figure", "value", "machine limit (triad)", "fraction of the limit", "note"], out, rows, "roofline.csv")
 
 
 def rcd_kernels_block(root: Path) -> str:
@@ -151,8 +153,8 @@ def rcd_kernels_block(root: Path) -> str:
         return missing
     out = [[r.dataset, r.method, r.kernel, int(r.threads), f"{r.seconds_per_epoch:.4g}",
             f"{r.min_s:.4g} – {r.max_s:.4g}", f"×{r.sequential_over_this:.2f}"] for r in rows.itertuples()]
-    return "\n".join([table(["dataset", "method", "kernel", "threads", "s per epoch (median)", "range",
-                             "sequential / this"], out, str), "", provenance_line(rows, "rcd-kernels.csv")])
+    return _block("", ["dataset", "method", "kernel", "threads", "s per epoch (median)", "range",
+                             "sequential / this"], out, rows, "rcd-kernels.csv")
 
 
 def peers_block(root: Path) -> str:
@@ -175,8 +177,7 @@ def peers_block(root: Path) -> str:
                         r.reached_R if isinstance(r.reached_R, str) else fmt(r.reached_R)])
     head = (f"RB is first at {first} of {contests} targets that a peer reaches too; ahead by more than a "
             f"factor {LEVEL_RATIO:g} (not level) at {strict}.")
-    return "\n".join([head, "", table(["dataset", "target", "method", "seconds (median)", "R reached"], out, str), "",
-                      provenance_line(rows, "peers.csv")])
+    return _block(head, ["dataset", "target", "method", "seconds (median)", "R reached"], out, rows, "peers.csv")
 
 
 BENCH_BLOCKS = {"bench:stopping": stopping_block, "bench:authors": authors_block,
