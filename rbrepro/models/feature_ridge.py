@@ -1,9 +1,10 @@
 """Ridge regression / one-vs-all classification on random features (RB, RF, Nystrom).
 
-Solve (Z^T Z + lam I) W = Z^T Y and predict Z_0 W (docs/design.md §2). Each method's default
-solver is its registry entry's: CG on Z for RB (preconditioned, stopped on held-out training rows
-unless the authors' residual rule is asked for), a direct solve of the R x R normal equations for
-RF and Nystrom, as the authors' (docs/design.md §2a); any can be chosen.
+Solve (Z^T Z + lam I) W = Z^T Y and predict Z_0 W (docs/design.md §2). The registry names each
+method's solver (`default_solver`: CG on Z for RB, a direct solve of the R x R normal equations for
+RF and Nystrom, as the authors', docs/design.md §2a); with `stopping: auto` RB's CG is
+preconditioned and stopped on held-out training rows, which is the RB estimators' own default
+(solver="pcg", early_stopping="auto"). Any solver can be chosen.
 Targets are centred by default for RF and Nystrom (the authors' library), not for RB
 (their RB driver).
 
