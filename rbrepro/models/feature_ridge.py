@@ -113,11 +113,8 @@ class _FeatureRidge(BaseEstimator):
 
     @property
     def spec(self) -> MethodSpec:
-        """Its method's registry entry (read once per class)."""
-        cls = type(self)
-        if cls.__dict__.get("_spec_cache") is None:
-            cls._spec_cache = method_spec(self._method)
-        return cls._spec_cache
+        """Its method's registry entry."""
+        return method_spec(self._method)
 
     def _feature_map(self):
         """Its method's feature map, drawn with R and the parameters of this estimator the map takes."""
@@ -213,22 +210,18 @@ class _FeatureRidge(BaseEstimator):
     def _stops_early(self, n: int, seed: int) -> bool:
         """Whether a fit on n rows whose held-out rows come from `seed` stops early (`_held_out_rows`'s
         rule, for a fit split over machines, which draws the seed once for this and the split)."""
-        if self.early_stopping is True:
-            return True
-        if self.early_stopping is False or self.solver not in ("cg", "pcg"):
-            return False
-        held = held_out(n, self.validation_fraction, seed)
-        return bool(held.any() and not held.all())
+        return self.early_stopping is True or self._held_out_rows(n, seed) is not None  # True: _split refuses an empty side
 
-    def _held_out_rows(self, n: int) -> np.ndarray | None:
-        """Early stopping's held-out rows (solvers.stopping.held_out), or None without it: with
-        early_stopping="auto", wherever the solver is CG and both sides of the split have rows (a few
-        rows hold none out: then the fit runs maxit steps). With early_stopping=True, a split with an
-        empty side is refused. `early_stopping_` says which it was."""
+    def _held_out_rows(self, n: int, seed: int | None = None) -> np.ndarray | None:
+        """Early stopping's held-out rows (solvers.stopping.held_out, from `seed`, else one drawn by
+        `_split_seed`), or None without it: with early_stopping="auto", wherever the solver is CG and
+        both sides of the split have rows (a few rows hold none out: then the fit runs maxit steps).
+        With early_stopping=True, a split with an empty side is refused. `early_stopping_` says which
+        it was."""
         self.early_stopping_ = False
         if self.early_stopping is False or (self.early_stopping == "auto" and self.solver not in ("cg", "pcg")):
             return None
-        held = held_out(n, self.validation_fraction, self._split_seed())
+        held = held_out(n, self.validation_fraction, self._split_seed() if seed is None else seed)
         if self.early_stopping == "auto" and (held.all() or not held.any()):
             return None
         self.early_stopping_ = True
