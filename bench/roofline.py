@@ -1,36 +1,72 @@
-"""Benchmark: how close RB's CG comes to the machine's memory bandwidth.
+"""Benchmark: each part of RB's CG step and of featurization against the machine's own floor for it.
 
-Measured in one process, on ijcnn1's training split:
-1. the machine's limit: a STREAM-like triad a = b + s c (numba, all threads) over float64 arrays
-   as large together as Z's column ids, best of 5, counting 3 x 8 bytes per element;
-2. one CG iteration on RB: `ridge_cg` with a fixed number of iterations, per iteration, and the
-   bytes it must stream at least: Z's int32 ids read twice (the gather Z p and the scatter Z^T v),
-   plus the N-vector written and read and the D-vectors CG updates (p, r, w, Ap: 5 passes);
-3. featurize's throughput in (row, grid, feature) steps per second.
+The floors are measured in the same process, with the same threads, by kernels that do only what a
+part of the step must do, on data of the step's own shape:
+- indirect loads: stream int32 ids and add table[id] from a table that fits in L1 (the gather Z p
+  at its best, every load a cache hit);
+- read-modify-writes: stream ids and values and do table[id] += value into a per-thread L1-sized
+  table (the scatter Z^T v at its best);
+- memory bandwidth: a STREAM-like triad over arrays as large together as the step's vectors (the
+  vector updates, preconditioner and dots at their best).
+Per dataset (ijcnn1, cadata, letter, cod_rna_split, mnist) and R (64, 256, 1024), each part of one CG
+step (PCG with its preconditioner, the estimators' default solver) is timed alone, best of REPEATS:
+the gather, the scatter with its scaling, lam term and dots (one pass), the vector update with the
+preconditioner and the new direction (one pass), and the whole step as `ridge_cg` runs it; "rest" is
+the whole step less its parts (Python, allocation, thread start-up). Each row's value is the part's
+time, its baseline the floor's time for the same count of loads, updates or bytes: the ratio column
+reads "x the floor" (1 is at the floor). Featurization is timed beside it, as (row, grid, feature)
+steps per second.
 
-The fraction reached is the iteration's bandwidth over the triad's: near 1, the code is at the
-machine's floor and only fewer bytes (or fewer iterations) can make it faster.
+    python -m bench.roofline [DATASET ...] [--R 64 256 1024]   (make bench-roofline)
 
-    python -m bench.roofline [R ...]      (default R = 64 256 1024)
-
-Needs the mirror: RBREPRO_MIRROR=../shared/data/libsvm.
+Needs the mirror: RBREPRO_MIRROR=../shared/data/libsvm. A dataset and R whose CG vectors would not fit
+in half the machine's memory is skipped with a line saying so.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 
 import numba as nb
 import numpy as np
 
 from bench.record import record
+from bench.stopping import SIGMAS
 from rbrepro.data.load import load_dataset
 from rbrepro.features import RandomBinningFeatures
+from rbrepro.features import _matvec_kernels as mk
+from rbrepro.memory import available_memory_bytes
+from rbrepro.solvers import _cg_kernels as ck
 from rbrepro.solvers import ridge_cg
+from rbrepro.solvers.cg import PRECONDITIONER_POWER
 
-ITERATIONS = 20
-REPEATS = 5
+DATASETS = ("ijcnn1", "cadata", "letter", "cod_rna_split", "mnist")
+REPEATS = 7
+STEPS = 10
+L1_DOUBLES = 2048  # 16 KB: inside any core's L1 data cache
+
+
+@nb.njit(parallel=True, cache=True)
+def indirect_loads(ids, table, out):
+    """out[t] = sum of table[ids[i]] over thread t's share of ids: one indirect load per id."""
+    n_threads = out.shape[0]
+    n = ids.shape[0]
+    for t in nb.prange(n_threads):
+        s = 0.0
+        for i in range(t * n // n_threads, (t + 1) * n // n_threads):
+            s += table[ids[i]]
+        out[t] = s
+
+
+@nb.njit(parallel=True, cache=True)
+def read_modify_writes(ids, values, tables):
+    """tables[t, ids[i]] += values[i] over thread t's share: one read-modify-write per id."""
+    n_threads = tables.shape[0]
+    n = ids.shape[0]
+    for t in nb.prange(n_threads):
+        for i in range(t * n // n_threads, (t + 1) * n // n_threads):
+            tables[t, ids[i]] += values[i]
 
 
 @nb.njit(parallel=True, cache=True)
@@ -39,46 +75,116 @@ def triad(a, b, c, s):
         a[i] = b[i] + s * c[i]
 
 
-def triad_bandwidth(n_bytes: int) -> float:
-    """Bytes per second of the triad over three float64 arrays totalling about n_bytes."""
-    n = max(1 << 20, n_bytes // 24)
-    a, b, c = np.zeros(n), np.random.default_rng(0).random(n), np.random.default_rng(1).random(n)
-    triad(a, b, c, 3.0)  # compile
-    best = min(_timed(lambda: triad(a, b, c, 3.0)) for _ in range(REPEATS))
-    return 24.0 * n / best
+def best(fn, repeats: int = REPEATS) -> float:
+    fn()  # compile and fault in
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
 
 
-def _timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+def floors(n_ids: int, vector_bytes: int) -> dict:
+    """The machine's rates on data of a step's size: indirect loads and read-modify-writes per
+    second into an L1-sized table, and bytes per second of a triad over vector_bytes."""
+    rng = np.random.default_rng(0)
+    threads = nb.get_num_threads()
+    ids = rng.integers(0, L1_DOUBLES, n_ids, dtype=np.int32)
+    values = rng.random(n_ids)
+    table = rng.random(L1_DOUBLES)
+    out = np.empty(threads)
+    tables = np.zeros((threads, L1_DOUBLES))
+    n = max(1 << 16, vector_bytes // 24)
+    a, b, c = np.zeros(n), rng.random(n), rng.random(n)
+    return {"loads_per_s": n_ids / best(lambda: indirect_loads(ids, table, out)),
+            "rmw_per_s": n_ids / best(lambda: read_modify_writes(ids, values, tables)),
+            "bytes_per_s": 24.0 * n / best(lambda: triad(a, b, c, 3.0))}
 
 
-def main(argv: list[str]) -> int:
-    Rs = [int(a) for a in argv] or [64, 256, 1024]
-    data = load_dataset("ijcnn1", progress=False)
-    X, y = data.X_train, np.where(data.y_train > 0, 1.0, -1.0)
-    n, d = X.shape
-    print(f"ijcnn1: N = {n}, d = {d}, threads = {nb.get_num_threads()}")
-    for R in Rs:
-        feats = RandomBinningFeatures(n_grids=R, sigma=1.58, random_state=0)
-        feats.warm_up(X)
-        t_feat = min(_timed(lambda: feats.fit_transform_binned(X)) for _ in range(3))
-        Z = feats.fit_transform_binned(X)
-        D = Z.n_columns
-        ridge_cg(Z, y, 0.01, maxit=2, tol=1e-300)  # compile
-        t_iter = min(_timed(lambda: ridge_cg(Z, y, 0.01, maxit=ITERATIONS, tol=1e-300))
-                     for _ in range(REPEATS)) / ITERATIONS
-        bytes_iter = 2 * 4 * n * R + 2 * 8 * n + 5 * 8 * D
-        limit = triad_bandwidth(4 * n * R)
-        achieved = bytes_iter / t_iter
-        record("roofline", f"R={R} CG iteration bandwidth", achieved / 1e9, limit / 1e9, "triad (machine limit)",
-               unit="GB/s", note=f"{t_iter * 1e3:.3f} ms per iteration, {bytes_iter / 1e6:.1f} MB streamed, "
-                                 f"D = {D}; fraction of the limit {achieved / limit:.2f}")
-        record("roofline", f"R={R} featurize throughput", n * R * d / t_feat / 1e9, unit="G steps/s",
-               note=f"{t_feat:.3f} s for N x R x d = {n * R * d:.3g} (row, grid, feature) steps")
+def targets(data) -> np.ndarray:
+    """The CG right-hand sides a fit solves: +-1 for two classes, one-vs-all columns for more, the
+    values for regression."""
+    y = data.y_train
+    if data.info["spec"].task == "regression":
+        return y.reshape(-1, 1).astype(np.float64)
+    classes = np.unique(y)
+    if len(classes) == 2:
+        return np.where(y == classes[1], 1.0, -1.0).reshape(-1, 1)
+    return np.where(y[:, None] == classes[None, :], 1.0, -1.0)
+
+
+def parts(Z, Y: np.ndarray, lam: float) -> dict:
+    """Seconds of each part of one PCG step on Z, alone, and of the whole step inside ridge_cg."""
+    D, C, N = Z.n_columns, Y.shape[1], Z.n_rows
+    rng = np.random.default_rng(1)
+    P, Rk, W = (rng.standard_normal((D, C)) for _ in range(3))
+    m = (Z.gram_diagonal() + lam) ** -PRECONDITIONER_POWER
+    V, AP, P_next = np.empty((N, C)), np.empty((D, C)), np.empty((D, C))
+    alpha, beta, rr, rz = np.full(C, 1e-3), np.full(C, 0.5), np.empty(C), np.empty(C)
+    if C == 1:
+        p, v, dots = P.reshape(-1), V.reshape(-1), np.empty((Z.n_grids, mk.N_DOTS))
+        sums = np.empty(2)
+        out = {"gather": best(lambda: mk.gather_vector(Z.ids, p, v)),
+               "scatter": best(lambda: mk.scatter_gram_vector(Z.ids, v, Z.offsets, p, Rk.reshape(-1), m,
+                                                               1.0 / Z.n_grids, lam, AP.reshape(-1), dots)),
+               "update": best(lambda: ck.step_direction_vector(W.reshape(-1), Rk.reshape(-1), p, P_next.reshape(-1),
+                                                               AP.reshape(-1), 1e-3, 0.5, m, sums))}
+    else:
+        dots = np.empty((Z.n_grids, mk.N_DOTS, C))
+        out = {"gather": best(lambda: mk.gather(Z.ids, P, V)),
+               "scatter": best(lambda: mk.scatter_gram_dots(Z.ids, V, Z.offsets, P, Rk, m, 1.0 / Z.n_grids, lam,
+                                                            AP, dots)),
+               "update": best(lambda: ck.step_direction(W, Rk, P, P_next, AP, alpha, beta, m, rr, rz))}
+    out["step"] = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS, tol=1e-300, jacobi=True), repeats=3) / STEPS
+    return out
+
+
+def measure(name: str, R: int, data, Y: np.ndarray) -> None:
+    X, d = data.X_train, data.X_train.shape[1]
+    N, C = Y.shape
+    lam = data.info["spec"].lam
+    features = RandomBinningFeatures(n_grids=R, sigma=SIGMAS[name], random_state=0)
+    features.warm_up(X)
+    t_feat = best(lambda: features.fit_transform_binned(X), repeats=3)
+    Z = features.fit_transform_binned(X)
+    D = Z.n_columns
+    if 10 * 8 * D * C > available_memory_bytes() / 2:
+        print(f"{name} R={R}: D = {D} x {C} targets needs {10 * 8 * D * C / 1e9:.1f} GB of CG vectors; skipped")
+        return
+    t = parts(Z, Y, lam)
+    vector_bytes = 8 * 8 * D * C  # the update reads W, Rk, P, AP and M, and writes W, Rk and P_next
+    f = floors(N * R, vector_bytes)
+    where = f"{name} R={R}"
+    shape = f"N = {N}, D = {D}, C = {C}"
+    record("roofline", f"{where} gather Z p", t["gather"] * 1e3, N * R * C / f["loads_per_s"] * 1e3,
+           "floor: L1 indirect loads", unit="ms", note=f"{shape}; {N * R * C:.3g} loads")
+    record("roofline", f"{where} scatter Z^T v + dots", t["scatter"] * 1e3, N * R * C / f["rmw_per_s"] * 1e3,
+           "floor: L1 read-modify-writes", unit="ms", note=f"{shape}; {N * R * C:.3g} updates")
+    record("roofline", f"{where} vector update + preconditioner", t["update"] * 1e3,
+           vector_bytes / f["bytes_per_s"] * 1e3, "floor: triad bandwidth", unit="ms",
+           note=f"{shape}; {vector_bytes / 1e6:.1f} MB at {f['bytes_per_s'] / 1e9:.1f} GB/s")
+    floor_step = (N * R * C / f["loads_per_s"] + N * R * C / f["rmw_per_s"] + vector_bytes / f["bytes_per_s"])
+    rest = t["step"] - t["gather"] - t["scatter"] - t["update"]
+    record("roofline", f"{where} whole CG step", t["step"] * 1e3, floor_step * 1e3, "floor: sum of the parts'",
+           unit="ms", note=f"{shape}; rest (outside the kernels) {rest * 1e3:.3f} ms")
+    record("roofline", f"{where} featurize", t_feat, unit="s",
+           note=f"{N * R * d / t_feat / 1e9:.3g} G (row, grid, feature) steps/s over N x R x d = {N * R * d:.3g}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.roofline", description=__doc__.split("\n\n")[0])
+    parser.add_argument("datasets", nargs="*", default=list(DATASETS))
+    parser.add_argument("--R", type=int, nargs="+", default=[64, 256, 1024])
+    args = parser.parse_args(argv)
+    print(f"threads = {nb.get_num_threads()}")
+    for name in args.datasets:
+        data = load_dataset(name, progress=False)
+        Y = targets(data)
+        for R in args.R:
+            measure(name, R, data, Y)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(main())

@@ -115,9 +115,23 @@ def test_grouped_scatter_sums_each_column_in_row_order(X, R):
     kernels.scatter_vector(Zt.ids, np.ascontiguousarray(V[:, 0]), Zt.offsets, out1)
     np.testing.assert_array_equal(out1, expected[:, 0])
     p = rng.standard_normal(Zt.n_columns)
-    fused, dots = np.empty(Zt.n_columns), np.empty(R)
-    kernels.scatter_gram_vector(Zt.ids, np.ascontiguousarray(V[:, 0]), Zt.offsets, p, 0.25, 0.5, fused, dots)
+    r, m = rng.standard_normal(Zt.n_columns), rng.random(Zt.n_columns)
+    fused, dots = np.empty(Zt.n_columns), np.empty((R, kernels.N_DOTS))
+    kernels.scatter_gram_vector(Zt.ids, np.ascontiguousarray(V[:, 0]), Zt.offsets, p, r, m, 0.25, 0.5, fused, dots)
     np.testing.assert_array_equal(fused, 0.25 * expected[:, 0] + 0.5 * p)
+    S = ref.dense_features(Zt.ids, Zt.n_columns) * np.sqrt(R)  # the 0/1 pattern
+    for inv_diag in (m, np.empty(0)):  # pcg's M, and plain CG's (none)
+        Q, want = kernels.reference_gram_dots(S, p[:, None], r[:, None], inv_diag, 0.25, 0.5)
+        fused1, dots1 = np.empty(Zt.n_columns), np.empty((R, kernels.N_DOTS))
+        kernels.scatter_gram_vector(Zt.ids, S @ p, Zt.offsets, p, r, inv_diag, 0.25, 0.5, fused1, dots1)
+        np.testing.assert_allclose(fused1, Q[:, 0], rtol=1e-12)
+        np.testing.assert_allclose(dots1.sum(0), want[:, 0], rtol=1e-10)
+        P3, R3 = rng.standard_normal((Zt.n_columns, 3)), rng.standard_normal((Zt.n_columns, 3))
+        Q3, want3 = kernels.reference_gram_dots(S, P3, R3, inv_diag, 0.25, 0.5)
+        fused3, dots3 = np.empty((Zt.n_columns, 3)), np.empty((R, kernels.N_DOTS, 3))
+        kernels.scatter_gram_dots(Zt.ids, S @ P3, Zt.offsets, P3, R3, inv_diag, 0.25, 0.5, fused3, dots3)
+        np.testing.assert_allclose(fused3, Q3, rtol=1e-12)
+        np.testing.assert_allclose(dots3.sum(0), want3, rtol=1e-10)
 
 
 @pytest.mark.parametrize("n_cols", [1, 3])
@@ -150,6 +164,62 @@ def test_cg_update_kernels_match_numpy():
     k.direction(P_next, P, Rk, beta)
     k.reference_direction(P2, Rk2, beta)
     np.testing.assert_array_equal(P_next, P2)  # the same sums, bit for bit
+
+
+@pytest.mark.parametrize("preconditioned", [True, False])
+@pytest.mark.parametrize("n_cols", [1, 3])
+def test_one_pass_cg_update_matches_numpy(preconditioned, n_cols):
+    """step_direction (and its one-target form) against plain numpy: the update, the new direction
+    and the new residual's two norms in one pass."""
+    from rbrepro.solvers import _cg_kernels as k
+
+    rng = np.random.default_rng(6)
+    W, Rk, P, AP = (rng.standard_normal((40000, n_cols)) for _ in range(4))
+    alpha, beta = rng.random(n_cols), rng.random(n_cols)
+    inv_diag = rng.random(40000) if preconditioned else np.empty(0)
+    W2, Rk2 = W.copy(), Rk.copy()
+    want_p, want_rr, want_rz = k.reference_step_direction(W2, Rk2, P, AP, alpha, beta, inv_diag)
+    if n_cols == 1:
+        sums = np.empty(2)
+        w1, r1, pn1 = W[:, 0].copy(), Rk[:, 0].copy(), np.empty(40000)
+        k.step_direction_vector(w1, r1, P[:, 0].copy(), pn1, AP[:, 0].copy(), float(alpha[0]), float(beta[0]),
+                                inv_diag, sums)
+        W, Rk, P_next, rr, rz = w1[:, None], r1[:, None], pn1[:, None], sums[:1], sums[1:]
+    else:
+        rr, rz, P_next = np.empty(n_cols), np.empty(n_cols), np.empty_like(P)
+        k.step_direction(W, Rk, P, P_next, AP, alpha, beta, inv_diag, rr, rz)
+    np.testing.assert_allclose(W, W2, rtol=1e-13)
+    np.testing.assert_allclose(Rk, Rk2, rtol=1e-13)
+    np.testing.assert_allclose(P_next, want_p, rtol=1e-13)
+    np.testing.assert_allclose(rr, want_rr, rtol=1e-12)
+    np.testing.assert_allclose(rz, want_rz, rtol=1e-12)
+
+
+@pytest.mark.parametrize("jacobi", [True, False])
+def test_one_pass_cg_follows_the_two_pass_iterates(X, jacobi):
+    """CG with the operator's dots (one pass per step) against the same CG without them: the
+    iterates agree to rounding over the first steps, and both reach the direct solution."""
+    from rbrepro.solvers import ridge_cg
+
+    _, Z = _fit(X, R=13)
+    Y = np.column_stack([np.sin(3 * X[:, 0]), X[:, 1]])
+
+    class TwoPass:  # the same operator without its optional fused step
+        shape = Z.shape
+
+        def matvec(self, W):
+            return Z.matvec(W)
+
+        def rmatvec(self, V):
+            return Z.rmatvec(V)
+
+        def gram_diagonal(self):
+            return Z.gram_diagonal()
+
+    for cols in (Y[:, :1], Y):
+        one = ridge_cg(Z, cols, 0.1, maxit=6, tol=1e-300, jacobi=jacobi).coef
+        two = ridge_cg(TwoPass(), cols, 0.1, maxit=6, tol=1e-300, jacobi=jacobi).coef
+        np.testing.assert_allclose(one, two, rtol=1e-9, atol=1e-12)
 
 
 def test_csr_export_equals_reference(X):

@@ -93,17 +93,30 @@ class BinnedMatrix:
         out *= self.scale
         return out.reshape((self.n_columns,) + V.shape[1:])
 
-    def gram_apply_vector(self, p: np.ndarray, lam: float) -> tuple[np.ndarray, float]:
-        """(Z^T Z + lam I) p and p^T (Z^T Z + lam I) p for one vector p of length D, the operator
-        of a one-target CG step (solvers.cg.apply_normal): a gather, then one scatter fused with
-        the 1/R scaling, the lam term and the dot product (`scatter_gram_vector`)."""
-        p = np.ascontiguousarray(p, dtype=np.float64)
-        v = np.empty(self.n_rows)
-        kernels.gather_vector(self.ids, p, v)
-        out = np.empty(self.n_columns)
-        grid_dots = np.empty(self.n_grids)
-        kernels.scatter_gram_vector(self.ids, v, self.offsets, p, self.scale ** 2, float(lam), out, grid_dots)
-        return out, float(grid_dots.sum())
+    def gram_apply_dots(self, P: np.ndarray, lam: float, Rk: np.ndarray, inv_diag: np.ndarray | None,
+                        out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Q = (Z^T Z + lam I) P for P of shape (D, C), and per column the dots a CG step needs
+        (p^T q, r^T M q, q^T M q; M = diag(inv_diag), or I where it is None), shape (3, C): a gather, then one scatter fused with the scaling, the lam term and the dots
+        (`scatter_gram_dots`), so CG updates its vectors in one pass (solvers.cg). out: a (D, C)
+        buffer to write Q into (a CG loop's own, reused: a fresh D x C array each step costs its page
+        faults again)."""
+        P = np.ascontiguousarray(P, dtype=np.float64)
+        Rk = np.ascontiguousarray(Rk, dtype=np.float64)
+        m = np.empty(0) if inv_diag is None else inv_diag
+        out = np.empty_like(P) if out is None else out
+        C = P.shape[1]
+        if C == 1:  # 1-D views: the one-target kernels, which the compiler vectorizes and unrolls
+            v = np.empty(self.n_rows)
+            kernels.gather_vector(self.ids, P.reshape(-1), v)
+            grid_dots = np.empty((self.n_grids, kernels.N_DOTS))
+            kernels.scatter_gram_vector(self.ids, v, self.offsets, P.reshape(-1), Rk.reshape(-1), m,
+                                        self.scale ** 2, float(lam), out.reshape(-1), grid_dots)
+            return out, grid_dots.sum(axis=0).reshape(kernels.N_DOTS, 1)
+        V = np.empty((self.n_rows, C))
+        kernels.gather(self.ids, P, V)
+        grid_dots = np.empty((self.n_grids, kernels.N_DOTS, C))
+        kernels.scatter_gram_dots(self.ids, V, self.offsets, P, Rk, m, self.scale ** 2, float(lam), out, grid_dots)
+        return out, grid_dots.sum(axis=0)
 
     def gram_diagonal(self) -> np.ndarray:
         """diag(Z^T Z): each column's bin count / R (solvers.operator)."""

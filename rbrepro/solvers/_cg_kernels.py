@@ -97,6 +97,69 @@ def direction_preconditioned(P_next, P, Rk, inv_diag, beta):
                 P_next[j, c] = m * Rk[j, c] + beta[c] * P[j, c]
 
 
+@nb.njit(parallel=True, cache=True)
+def step_direction(W, Rk, P, P_next, AP, alpha, beta, inv_diag, rr, rz):
+    """A whole CG step's vector work in one pass, where the operator gave the dots that fix alpha and
+    beta beforehand (solvers.cg): W += alpha P; Rk -= alpha AP; P_next = M Rk + beta P; and the new
+    residual's rr = Rk^T Rk and rz = Rk^T M Rk as computed, for the stopping test and the next step.
+    inv_diag is M's diagonal, or an empty array for plain CG (M = I). Five arrays read, three
+    written, once: step() and direction() read P and Rk twice and wrote Rk before reading it back."""
+    n, n_cols = W.shape
+    precond = inv_diag.shape[0] == n
+    n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    parts = np.zeros((n_blocks, n_cols))
+    zparts = np.zeros((n_blocks, n_cols))
+    for b in nb.prange(n_blocks):
+        lo = b * ROW_BLOCK
+        hi = min(n, lo + ROW_BLOCK)
+        for j in range(lo, hi):
+            m = inv_diag[j] if precond else 1.0
+            for c in range(n_cols):
+                p = P[j, c]
+                W[j, c] += alpha[c] * p
+                r = Rk[j, c] - alpha[c] * AP[j, c]
+                Rk[j, c] = r
+                P_next[j, c] = m * r + beta[c] * p
+                parts[b, c] += r * r
+                zparts[b, c] += m * r * r
+    for c in range(n_cols):
+        rr[c] = 0.0
+        rz[c] = 0.0
+        for b in range(n_blocks):
+            rr[c] += parts[b, c]
+            rz[c] += zparts[b, c]
+
+
+@nb.njit(parallel=True, cache=True)
+def step_direction_vector(w, r, p, p_next, q, alpha, beta, inv_diag, out):
+    """step_direction for one target on 1-D vectors (which the compiler vectorizes): out[0] = r^T r
+    and out[1] = r^T M r of the new residual."""
+    n = w.shape[0]
+    precond = inv_diag.shape[0] == n
+    n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    parts = np.zeros((n_blocks, 2))
+    for b in nb.prange(n_blocks):
+        lo = b * ROW_BLOCK
+        hi = min(n, lo + ROW_BLOCK)
+        rr = rz = 0.0
+        for j in range(lo, hi):
+            pj = p[j]
+            w[j] += alpha * pj
+            rj = r[j] - alpha * q[j]
+            r[j] = rj
+            mr = inv_diag[j] * rj if precond else rj
+            p_next[j] = mr + beta * pj
+            rr += rj * rj
+            rz += rj * mr
+        parts[b, 0] = rr
+        parts[b, 1] = rz
+    out[0] = 0.0
+    out[1] = 0.0
+    for b in range(n_blocks):
+        out[0] += parts[b, 0]
+        out[1] += parts[b, 1]
+
+
 def reference_step(W, Rk, P, AP, alpha):
     W += alpha * P
     Rk -= alpha * AP
@@ -106,3 +169,11 @@ def reference_step(W, Rk, P, AP, alpha):
 def reference_direction(P, Zk, beta):
     P *= beta
     P += Zk
+
+
+def reference_step_direction(W, Rk, P, AP, alpha, beta, inv_diag):
+    """Plain numpy for step_direction: returns (P_next, rr, rz)."""
+    m = inv_diag[:, None] if inv_diag.shape[0] == W.shape[0] else np.ones((W.shape[0], 1))
+    W += alpha * P
+    Rk -= alpha * AP
+    return m * Rk + beta * P, np.einsum("ij,ij->j", Rk, Rk), np.einsum("ij,ij->j", Rk, m * Rk)

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from rbrepro.errors import InvalidParameter
-from rbrepro.solvers._cg_kernels import direction, direction_preconditioned, step, step_preconditioned
+from rbrepro.solvers._cg_kernels import (
+    direction,
+    direction_preconditioned,
+    step,
+    step_direction,
+    step_direction_vector,
+    step_preconditioned,
+)
 from rbrepro.solvers.operator import as_operator
 
 MAXIT = 50
@@ -25,6 +32,10 @@ TOL = 1e-3
 #: sets that gain from every row (letter, mnist, cod_rna); the square root keeps most of its speed
 #: (bench/stopping.py measures the three on every mirror dataset)
 PRECONDITIONER_POWER = 0.5
+#: A one-pass step predicts the new residual's M-norm from the operator's dots before it updates,
+#: rz' = rz - 2 alpha r^T M q + alpha^2 q^T M q; where those terms cancel to below this fraction of
+#: their size, too few digits are left for beta and the step takes its two passes instead
+CANCELLATION = 1e-6
 
 
 @dataclass
@@ -43,17 +54,39 @@ def gram_diagonal(Z) -> np.ndarray:
 
 
 def apply_normal(Z, P: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
-    """(Z^T Z + lam I) P and per-column P^T (Z^T Z + lam I) P for P of shape (D, C): for one
-    target, Z's fused `gram_apply_vector` where it has one (Random Binning), else a matvec and
-    an rmatvec."""
+    """(Z^T Z + lam I) P and per-column P^T (Z^T Z + lam I) P for P of shape (D, C): Z's fused
+    `gram_apply_dots` where it has one (Random Binning), else a matvec and an rmatvec."""
     if hasattr(Z, "gram_apply"):  # the protocol's optional whole step (a distributed reduction)
         return Z.gram_apply(P, lam)
-    if P.shape[1] == 1 and hasattr(Z, "gram_apply_vector"):  # the protocol's optional fused step
-        out, pAp = Z.gram_apply_vector(P[:, 0], lam)
-        return out.reshape(-1, 1), np.array([pAp])
+    if hasattr(Z, "gram_apply_dots"):  # the protocol's optional fused step
+        out, dots = Z.gram_apply_dots(P, lam, P, None)
+        return out, dots[0]
     AP = Z.rmatvec(Z.matvec(P))
     AP += lam * P
     return AP, np.einsum("ij,ij->j", P, AP)
+
+
+def _step_direction(W, Rk, P, P_next, AP, alpha, beta, m, rr_new, rz_new) -> None:
+    """The one-pass update (_cg_kernels.step_direction), on 1-D views where there is one target."""
+    if W.shape[1] == 1:
+        sums = np.empty(2)
+        step_direction_vector(W.reshape(-1), Rk.reshape(-1), P.reshape(-1), P_next.reshape(-1), AP.reshape(-1),
+                              float(alpha[0]), float(beta[0]), m, sums)
+        rr_new[0], rz_new[0] = sums
+    else:
+        step_direction(W, Rk, P, P_next, AP, alpha, beta, m, rr_new, rz_new)
+
+
+def _predicted_beta(dots: np.ndarray, alpha: np.ndarray, rz: np.ndarray, active: np.ndarray) -> np.ndarray | None:
+    """beta = rz' / rz with rz' = (r - alpha q)^T M (r - alpha q) expanded in the operator's dots
+    (p^T q, r^T M q, q^T M q), so that the step's update and its new direction share one pass; None
+    where the expansion cancels (CANCELLATION) and the step must compute rz' before its direction."""
+    _, rmq, qmq = dots
+    predicted = rz - 2.0 * alpha * rmq + alpha * alpha * qmq
+    size = rz + 2.0 * alpha * np.abs(rmq) + alpha * alpha * qmq
+    if np.any(active & (predicted <= CANCELLATION * size)):
+        return None
+    return np.where(active, predicted / np.where(rz > 0, rz, 1.0), 0.0)
 
 
 def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float = TOL,
@@ -99,21 +132,33 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
     active = np.sqrt(rr) > tol * bnorm
     it = 0
     rr_new, rz_new = np.empty(C), np.empty(C)
+    one_pass = hasattr(Z, "gram_apply_dots")  # the protocol's optional step with its dots
+    m = np.empty(0) if inv_diag is None else inv_diag
+    AP = np.empty_like(P) if one_pass else None  # Q's buffer, reused every step
     while it < maxit and active.any():
-        AP, pAp = apply_normal(Z, P, lam)
+        if one_pass:
+            AP, dots = Z.gram_apply_dots(P, lam, Rk, inv_diag, out=AP)
+            pAp = dots[0]
+        else:
+            AP, pAp = apply_normal(Z, P, lam)
         alpha = np.where(active & (pAp > 0), rz / np.where(pAp > 0, pAp, 1.0), 0.0)
-        if jacobi:  # W += alpha P; Rk -= alpha AP; rr_new = |Rk|^2; rz_new = Rk^T M^-1 Rk
+        beta = _predicted_beta(dots, alpha, rz, active) if one_pass else None
+        if beta is not None:  # W += alpha P; Rk -= alpha AP; P_next = M Rk + beta P; exact rr, rz
+            _step_direction(W, Rk, P, P_next, AP, alpha, beta, m, rr_new, rz_new)
+        elif jacobi:  # W += alpha P; Rk -= alpha AP; rr_new = |Rk|^2; rz_new = Rk^T M^-1 Rk
             step_preconditioned(W, Rk, P, AP, alpha, inv_diag, rr_new, rz_new)
         else:
             step(W, Rk, P, AP, alpha, rr_new)
             rz_new[:] = rr_new
-        del AP  # freed before the next apply allocates its own (memory: at most 7 D x C arrays)
+        if not one_pass:
+            del AP  # freed before the next apply allocates its own (memory: at most 7 D x C arrays)
         rr = np.where(active, rr_new, rr)
-        beta = np.where(active, rz_new / np.where(rz > 0, rz, 1.0), 0.0)
-        if jacobi:  # P_next = M^-1 Rk + beta P
-            direction_preconditioned(P_next, P, Rk, inv_diag, beta)
-        else:
-            direction(P_next, P, Rk, beta)
+        if beta is None:
+            beta = np.where(active, rz_new / np.where(rz > 0, rz, 1.0), 0.0)
+            if jacobi:  # P_next = M^-1 Rk + beta P
+                direction_preconditioned(P_next, P, Rk, inv_diag, beta)
+            else:
+                direction(P_next, P, Rk, beta)
         P, P_next = P_next, P
         rz = np.where(active, rz_new, rz)
         it += 1

@@ -1,10 +1,12 @@
 """What the solvers see of a feature matrix Z (N x D): an operator, not a data type (as Falkon's
 solvers do). Every operator has `shape`, `matvec(W) = Z W`, `rmatvec(V) = Z^T V`, `gram_diagonal()`
-(diag Z^T Z, the Jacobi preconditioner) and `to_csr()` or a dense `Z` for the direct solve. Two
+(diag Z^T Z, the Jacobi preconditioner) and `to_csr()` or a dense `Z` for the direct solve. Four
 methods are optional, and a solver uses them where they exist:
 
-- `gram_apply_vector(p, lam)`: (Z^T Z + lam I) p and p^T (Z^T Z + lam I) p fused in one pass
-  (Random Binning's `BinnedMatrix`), for one-target CG;
+- `gram_apply_dots(P, lam, R, inv_diag)`: Q = (Z^T Z + lam I) P and, per column, the dots p^T q,
+  r^T M q and q^T M q (M = diag(inv_diag), or I) fused in the operator's own pass (Random Binning's
+  `BinnedMatrix`): CG then knows its step and next direction before it touches a vector, and updates
+  them all in one pass;
 - `gram_apply(P, lam)`: the same for a block P (D x C), as (AP, per-column p^T A p): a whole CG
   step in one call (rbrepro.distributed's operator reduces it from the workers that hold the rows);
 - `one_value_columns()`: (ids, offsets, value) when every row holds the same number of entries of

@@ -136,14 +136,16 @@ def sigma_auto_block(root: Path) -> str:
 
 
 def roofline_block(root: Path) -> str:
-    """RB's CG against the machine's memory bandwidth (a STREAM-like triad in the same process)."""
+    """Each part of RB's CG step against the machine's floor for that part, measured in the same
+    process (bench/roofline.py): the part's time over the floor's ("x the floor", 1 at the floor)."""
     rows, missing = _read(root, "roofline.csv", "make bench-roofline")
     if rows is None:
         return missing
     out = [[r.figure, f"{r.value:.4g} {r.unit}", f"{r.baseline:.4g} {r.unit}" if pd.notna(r.baseline) else "–",
-            f"{r.value / r.baseline:.2f}" if pd.notna(r.baseline) and r.baseline else "–", r.note if
-            isinstance(r.note, str) else ""] for r in rows.itertuples()]
-    return _block("", ["figure", "value", "machine limit (triad)", "fraction of the limit", "note"], out, rows, "roofline.csv")
+            f"×{r.value / r.baseline:.2f}" if pd.notna(r.baseline) and r.baseline else "–",
+            f"{r.baseline_name}; {r.note}" if isinstance(r.baseline_name, str) and r.baseline_name else
+            (r.note if isinstance(r.note, str) else "")] for r in rows.itertuples()]
+    return _block("", ["part", "time", "the machine's floor", "× the floor", "note"], out, rows, "roofline.csv")
 
 
 def rcd_kernels_block(root: Path) -> str:
