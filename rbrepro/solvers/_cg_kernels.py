@@ -11,8 +11,10 @@ the update took 1.18 ms inside CG against 0.24 ms alone; 20 CG iterations run ×
 ×0.96–1.00 faster at R = 64 / 256 / 1024 (`python -m bench.rb_layout 64 256 1024`), the same
 sums, bit for bit.
 PCG's step and direction have their own fused kernels (`step_preconditioned`,
-`direction_preconditioned`): the preconditioned residual is never stored.
-Plain-numpy references: `reference_step` and `reference_direction` below.
+`direction_preconditioned`): the preconditioned residual is never stored. Where the operator returns
+the dots that fix the step and the next residual's norm with its product (`gram_apply_dots`),
+`step_direction` does the update and the new direction together in one pass (solvers.cg).
+Plain-numpy references: `reference_step`, `reference_direction` and `reference_step_direction`.
 """
 
 import numba as nb
