@@ -18,7 +18,7 @@ from rbrepro.analysis.costs import cost_rows, profile, to_markdown, total_line
 from rbrepro.data.atomic import write_text_atomic
 from rbrepro.report import blocks as generated
 from rbrepro.report.markdown import table
-from rbrepro.report.runs import RUNS, SHAPE_BINS, SWEEP_RUNS, config_drift, load_run
+from rbrepro.report.runs import EXTRA_RUNS, RUNS, SHAPE_BINS, SWEEP_RUNS, config_drift, load_run
 from rbrepro.report.sections.bench import BENCH_BLOCKS
 from rbrepro.report.sections.claims import claims_section
 from rbrepro.report.sections.configs import seeds_table
@@ -58,7 +58,7 @@ def build_report(root: str | Path = ".") -> tuple[str, str]:
 def build_all(root: str | Path = ".") -> tuple[str, dict[str, str], str]:
     """REPRODUCTION.md, every generated block by name (without its markers), and results/cost-profile.md."""
     root = Path(root)
-    loaded_runs = {run: load_run(root, run) for runs in RUNS.values() for run in runs}  # each CSV read once
+    loaded_runs = {run: load_run(root, run) for runs in (*RUNS.values(), EXTRA_RUNS) for run in runs}  # once each
     drifts = {run: config_drift(root, run) for run, loaded in loaded_runs.items() if loaded is not None}
     bins = pd.read_csv(root / SHAPE_BINS) if (root / SHAPE_BINS).exists() else None
     fidelity, counts = fidelity_section(loaded_runs, drifts)

@@ -68,7 +68,7 @@ def fidelity_section(loaded_runs: dict, drifts: dict[str, list[str]]) -> tuple[s
         counts[run] = c = Counts.of(points)
         missed = [p for p in points if p.values and p.verdict != REPRODUCED]
         drift = drifts[run]
-        text = [f"### results/{run} ({protocol_of(run)})", "", f"**{c.line()}.**", ""]
+        text = [f"### results/{run} ({protocol_of(run, frame)})", "", f"**{c.line()}.**", ""]
         if drift:
             text += [f"This run was made under an older config: today's `configs/{run}.yaml` differs in "
                      f"{', '.join(drift)}, so these counts are not yet those of the protocol as it now stands.", ""]
