@@ -18,7 +18,7 @@ import pandas as pd
 
 from rbrepro.analysis.chosen import chosen_numpy_rows, chosen_sigma_rows, draws_of, most_run_R, numpy_test_rows
 from rbrepro.analysis.growth import LINEAR_SLOPE
-from rbrepro.analysis.rows import higher_is_better, test_rows
+from rbrepro.analysis.rows import edge_rows, higher_is_better, test_rows
 from rbrepro.analysis.targets import rows_reaching
 from rbrepro.models.registry import REFERENCE, SUBJECT
 from rbrepro.report.markdown import band
@@ -206,6 +206,16 @@ def claim3_steady_convergence(results: pd.DataFrame, exact: dict | None = None) 
     return out.close()
 
 
+def edge_note(chosen: pd.DataFrame) -> str:
+    """How many chosen (dataset, method, R) the claim reads sit at their sigma grid's edge (`edge_rows`)."""
+    at_edge = edge_rows(chosen)
+    if at_edge.empty:
+        return ""
+    n = at_edge.groupby(["dataset", "method", "R"]).ngroups
+    return (f"{n} of {chosen.groupby(['dataset', 'method', 'R']).ngroups} (dataset, method, R) it reads chose "
+            f"sigma at a grid's edge: see \"Sigma chosen at a grid's edge\"")
+
+
 def _medians(chosen: pd.DataFrame) -> pd.DataFrame:
     """(dataset, method, R) -> test metric, train time and memory: medians over seeds (of `chosen_numpy_rows`)."""
     return chosen.groupby(["dataset", "method", "R"])[["test_metric", "train_s", "memory_model_entries"]].median()
@@ -242,6 +252,7 @@ def claim4_ahead_at_equal_R(results: pd.DataFrame) -> Finding:
         seeds = int(chosen[chosen["dataset"] == name].groupby(["method", "R"]).size().min())
         out.rows.append([name, ", ".join(leads) or "none", ", ".join(behind) or "none", seeds,
                          out.judge(small_ok and len(leads) > n / 2)])
+    out.note = edge_note(chosen)
     return out.close()
 
 
@@ -286,7 +297,7 @@ def claim5_faster_to_target(results: pd.DataFrame, config: dict | None) -> Findi
         out.rows.append([name, target, f"{rb[0]:.4g} ({rb[3]})", rb[2],
                          f"{fastest} {others[fastest][0]:.3g} ({others[fastest][3]})", ratio, rb[1], least_memory,
                          out.judge(ratio >= ORDER_OF_MAGNITUDE and rb[1] <= least_memory)])
-    out.note = quiet_note(chosen_numpy_rows(results))
+    out.note = "; ".join(filter(None, [quiet_note(chosen_numpy_rows(results)), edge_note(chosen_numpy_rows(results))]))
     return out.close()
 
 
@@ -344,5 +355,5 @@ def claim6_linear_in_R(results: pd.DataFrame) -> Finding:
                                    conclusive=not any(straddles(min(per_seed, default=slope),
                                                                 max(per_seed, default=slope), end)
                                                       for end in LINEAR_SLOPE))])
-    out.note = quiet_note(chosen)
+    out.note = "; ".join(filter(None, [quiet_note(chosen), edge_note(chosen)]))
     return out.close()

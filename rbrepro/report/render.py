@@ -22,6 +22,7 @@ from rbrepro.report.runs import EXTRA_RUNS, RUNS, SHAPE_BINS, SWEEP_RUNS, config
 from rbrepro.report.sections.bench import BENCH_BLOCKS
 from rbrepro.report.sections.claims import claims_section
 from rbrepro.report.sections.configs import seeds_table
+from rbrepro.report.sections.edges import edges_section
 from rbrepro.report.sections.fidelity import fidelity_section
 from rbrepro.report.sections.figures import figures_section
 from rbrepro.report.sections.provenance import machine_section, provenance_section
@@ -64,7 +65,7 @@ def build_all(root: str | Path = ".") -> tuple[str, dict[str, str], str]:
     fidelity, counts = fidelity_section(loaded_runs, drifts)
     claims, summary = claims_section(loaded_runs)
     verdicts = "## Verdicts in brief\n\n" + table(["#", "claim", "verdict"], summary)
-    report = "\n\n".join([INTRO.rstrip(), verdicts, fidelity, claims, paper_scale_section(loaded_runs, bins),
+    report = "\n\n".join([INTRO.rstrip(), verdicts, fidelity, claims, edges_section(loaded_runs), paper_scale_section(loaded_runs, bins),
                            scaling_section(loaded_runs), provenance_section(loaded_runs, drifts, bins),
                            machine_section(loaded_runs, root),
                            REPRODUCING.rstrip(), figures_section(root)])
