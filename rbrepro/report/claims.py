@@ -19,6 +19,7 @@ import pandas as pd
 from rbrepro.analysis.chosen import chosen_numpy_rows, chosen_sigma_rows, draws_of, most_run_R, numpy_test_rows
 from rbrepro.analysis.growth import LINEAR_SLOPE
 from rbrepro.analysis.rows import edge_rows, higher_is_better, test_rows
+from rbrepro.analysis.sigma_cost import cheapest_sigma, time_and_iterations
 from rbrepro.analysis.targets import rows_reaching
 from rbrepro.models.registry import REFERENCE, SUBJECT
 from rbrepro.report.markdown import band
@@ -116,14 +117,12 @@ def claim2_best_sigma_is_cheap(results: pd.DataFrame, equal_iterations: bool = F
                        f"straddling {SLIGHTLY_RATIO:g} leaves a dataset inconclusive; the ratio of the medians of "
                        f"seconds per CG iteration is shown beside; " + verdict_rule("datasets"))
     for name, (part, chosen, on) in _fig3_rb(results).items():
-        g = part.groupby("sigma")[[c for c in ("train_s", "cg_iterations") if c in part]].median() \
-            .reindex(columns=["train_s", "cg_iterations"])
-        at = g.index[np.isclose(g.index, chosen)]
-        if at.empty:
+        cheapest = cheapest_sigma(part, chosen, equal_iterations)
+        if cheapest is None:
             continue
+        g = time_and_iterations(part)
+        at = g.index[np.isclose(g.index, chosen)]
         its = g.loc[at[0], "cg_iterations"]
-        pool = g[g["cg_iterations"] >= its] if equal_iterations and np.isfinite(its) else g
-        cheapest = pool["train_s"].idxmin()
         ratio, low, high = _time_ratio(part, chosen, cheapest)
         per_iteration = float((g.loc[at[0], "train_s"] / max(its, 1)) /
                               (g.loc[cheapest, "train_s"] / max(g.loc[cheapest, "cg_iterations"], 1)))
