@@ -102,7 +102,7 @@ def test_claim3_fits_the_excess_over_the_exact_kernel():
     D = np.array([10.0, 100.0, 1000.0, 10000.0])
     error = 5.0 + 20.0 / np.sqrt(D)       # levels off at the exact kernel's 5 %: a power law in the excess
     rows = [{"dataset": "d", "method": "rb", "R": int(d), "seed": s, "sigma": 1.0, "D": d, "test_metric": 100 - e,
-             "train_metric": 100.0 - e / 2, "status": "ok", "evaluate_on": "test", "metric": "accuracy",
+             "train_metric": 100.0 - 10.0 / np.sqrt(d), "status": "ok", "evaluate_on": "test", "metric": "accuracy",
              "rng": "numpy"} for d, e in zip(D, error) for s in range(2)]
     frame = pd.DataFrame(rows)
     raw = C.claim3_steady_convergence(frame)
@@ -151,3 +151,15 @@ def test_the_replay_is_compared_at_the_published_sigma_with_the_chosen_one_besid
     report = (ROOT / "REPRODUCTION.md").read_text()
     within = sum(r[5] is True for r in table)
     assert f"at the sigma they published: {within} of 24 RB points" in report
+
+
+def test_claim3_at_the_papers_setting_reads_the_training_error_too():
+    from rbrepro.report import claims as C
+
+    D = np.array([10.0, 100.0, 1000.0, 10000.0])
+    rows = [{"dataset": "d", "method": "rb", "R": int(d), "seed": 0, "sigma": 1.0, "D": d,
+             "test_metric": 100 - (5.0 + 20.0 / np.sqrt(d)), "train_metric": 100.0 - train, "status": "ok",
+             "evaluate_on": "test", "metric": "accuracy", "rng": "numpy"}
+            for d, train in zip(D, (30.0, 1.0, 25.0, 0.5))]     # a training error that does not fall steadily
+    finding = C.claim3_steady_convergence(pd.DataFrame(rows), {"d": (5.0, 0.0, 0.5)})
+    assert finding.rows[0][7] == pytest.approx(1.0) and finding.rows[0][-1] == "no"

@@ -174,8 +174,10 @@ def claim3_steady_convergence(results: pd.DataFrame, exact: dict | None = None) 
                                "passes"], cases="datasets",
                   rule=f"per dataset, on the medians over seeds at each R: the least-squares line of the log of "
                        f"{what} on log D falls (slope below zero) and fits (R^2 >= {LINEAR_FIT_R2})"
-                       + ("; the training error's line (R with a positive training error) is shown beside, not "
-                          "judged: training error reaches zero where RB fits its training rows exactly" if excess
+                       + ("; where the rows carry training metrics, the training error's line (over the R with a "
+                          "positive training error) must fall and fit the same way, unless fewer than three R have "
+                          "one (a training error at zero has converged: RB fits its training rows exactly); every "
+                          "dataset is conclusive (a fit has no seed band here)" if excess
                           else "; every dataset is conclusive (a fit has no seed band here)") + "; "
                        + verdict_rule("datasets"))
     ok_rows = numpy_test_rows(results)
@@ -193,15 +195,18 @@ def claim3_steady_convergence(results: pd.DataFrame, exact: dict | None = None) 
         slope, r2, n_fit = _loglog_fit(D, np.maximum(error, 0.0) if excess else np.maximum(error, 1e-12))
         low, high = part[part["R"] == g.index[0]], part[part["R"] == g.index[-1]]
         row = [name, f"{g.index[0]}-{g.index[-1]}", band(low["test_metric"]), band(high["test_metric"])]
+        train_ok = True
         if excess:
             train = (100.0 - g["train_metric"] if flip else g["train_metric"]).to_numpy(float)
             t_slope, t_r2, t_n = _loglog_fit(D, train)
+            train_ok = not np.isfinite(t_slope) or bool(t_slope < 0 and t_r2 >= LINEAR_FIT_R2)
             row += [f"{exact[name][0]:.4g} ({exact[name][2]:g})", f"{n_fit} of {len(g)}", slope, r2,
-                    "–" if not np.isfinite(t_slope) else f"{t_slope:.3g} ({t_r2:.3g}, {t_n} of {len(g)})"]
+                    f"converged ({t_n} of {len(g)} R above zero)" if not np.isfinite(t_slope)
+                    else f"{t_slope:.3g} ({t_r2:.3g}, {t_n} of {len(g)})"]
         else:
             row += [slope, r2]
         out.rows.append(row + [int(part.groupby("R").size().min()),
-                               out.judge(bool(slope < 0 and r2 >= LINEAR_FIT_R2))])
+                               out.judge(bool(slope < 0 and r2 >= LINEAR_FIT_R2 and train_ok))])
     return out.close()
 
 
