@@ -437,3 +437,21 @@ def test_claim7_fails_a_speedup_above_eq29s_bound_as_a_slower_baseline():
     # x2.5 per epoch on 2 threads: outside what 2 cores allow, so it decides nothing (not a failure)
     assert by_dataset["b"][4] is False and by_dataset["b"][-1] == "inconclusive"
     assert by_dataset["b"][6] == 2.5 and finding.passed == [True] and finding.verdict == O.HOLDS
+
+
+def test_claim7_judges_a_larger_machines_thread_sweep_beside_fig6_each_tau_against_its_own_1_thread_run():
+    from rbrepro.report.sections.claims import claims_section
+
+    here = _rcd_rows("a", "rb", {("async", 1): 1.0, ("async", 2): 0.55}) + \
+        _rcd_rows("a", "rf", {("async", 1): 1.0, ("async", 2): 2.0})
+    larger = _rcd_rows("a", "rb", {("async", 1): 2.0, ("async", 2): 1.1, ("async", 4): 0.6}) + \
+        _rcd_rows("a", "rf", {("async", 1): 1.0, ("async", 2): 2.0, ("async", 4): 2.0})
+    runs = {run: None for run in ("theory", "fig3", "fig3-as-published", "fig4", "fig5", "fig5-as-published")}
+    text, _ = claims_section({**runs, "fig6": (pd.DataFrame(here), {})})
+    assert f"`results/{T.THREADS_RUN}`" not in text       # not committed: not named
+    text, summary = claims_section({**runs, "fig6": (pd.DataFrame(here), {}),
+                                    T.THREADS_RUN: (pd.DataFrame(larger), {})})
+    section = text.split("### Claim 7", 1)[1]
+    assert f"From `results/{T.THREADS_RUN}`" in section and "tau measured: 2, 4 of" in section
+    assert "| a | 4 | 3.333 |" in section               # 2.0 s per epoch on 1 thread of that machine, 0.6 on 4
+    assert f"`{T.THREADS_RUN}`" in summary[-1][2]

@@ -59,7 +59,7 @@ def build_report(root: str | Path = ".") -> tuple[str, str]:
 def build_all(root: str | Path = ".") -> tuple[str, dict[str, str], str]:
     """REPRODUCTION.md, every generated block by name (without its markers), and results/cost-profile.md."""
     root = Path(root)
-    loaded_runs = {run: load_run(root, run) for runs in (*RUNS.values(), EXTRA_RUNS) for run in runs}  # once each
+    loaded_runs = {run: load_run(root, run) for runs in (*RUNS.values(), *EXTRA_RUNS.values()) for run in runs}  # once each
     drifts = {run: config_drift(root, run) for run, loaded in loaded_runs.items() if loaded is not None}
     bins = pd.read_csv(root / SHAPE_BINS) if (root / SHAPE_BINS).exists() else None
     fidelity, counts = fidelity_section(loaded_runs, drifts)

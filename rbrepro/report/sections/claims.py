@@ -7,15 +7,16 @@ import pandas as pd
 from rbrepro.report import claims as C
 from rbrepro.report import claims_theory as T
 from rbrepro.report.markdown import table
-from rbrepro.report.runs import RUNS, protocol_of
+from rbrepro.report.runs import EXTRA_RUNS, RUNS, protocol_of
 
 #: A results frame without rows: a rule states its thresholds even where nothing is committed yet.
 EMPTY_RESULTS = pd.DataFrame(columns=["status", "evaluate_on", "method", "dataset", "rng", "metric", "sigma", "R",
                                       "seed", "test_metric", "train_metric", "train_s", "D", "memory_model_entries",
                                       "selected", "threads", "variant", "rcd_trace"])
 #: The claims, in the paper's words, with the run(s) each is judged on; each rule reads a run's
-#: (rows, config) and every loaded run (claim 3 reads the exact kernel of fair Fig. 3, claim 7 the rows
-#: of a larger machine's thread sweep beside fig6's).
+#: (rows, config) and every loaded run (claim 3b reads the exact kernel of fair Fig. 3). A run of
+#: `runs.EXTRA_RUNS` (a larger machine's thread sweep) is judged beside its figure's runs where committed,
+#: each on its own rows: a speedup pairs each tau with the 1-thread run of the same machine.
 CLAIMS = (
     (0, "fast convergence: RB's objective gap falls as 1/(kappa R), ahead of other random features' 1/R "
         "(§3, Theorem 1, eq. 13)", "theory", lambda res, cfg, runs: T.claim0_theorem1(res)),
@@ -41,7 +42,7 @@ CLAIMS = (
     (6, "the train time of every low-rank method grows linearly with R (§5.2, Fig. 5)", "fig5",
      lambda res, cfg, runs: C.claim6_linear_in_R(res)),
     (7, "parallel RCD speeds up almost linearly on RB and not at all on RF (§1, §5.3, Fig. 6)", "fig6",
-     lambda res, cfg, runs: T.claim7_parallel_rcd(_with_thread_sweep(res, runs))),
+     lambda res, cfg, runs: T.claim7_parallel_rcd(res)),
 )
 
 
@@ -50,24 +51,19 @@ def _exact_of_fair_fig3(runs: dict) -> dict:
     return C.exact_errors(loaded[0]) if loaded is not None else {}
 
 
-def _with_thread_sweep(rows: pd.DataFrame, runs: dict) -> pd.DataFrame:
-    """fig6's rows and, where committed, those of the larger machine's thread sweep (`claims_theory.THREADS_RUN`)."""
-    more = runs.get(T.THREADS_RUN)
-    return rows if more is None else pd.concat([rows, more[0]], ignore_index=True)
-
-
 def claims_section(loaded_runs: dict) -> tuple[str, list[list]]:
     """The section, and per claim a row of the verdicts in brief (number, claim, verdict per run)."""
     sections, summary = [], []
     for number, text, figure, rule in CLAIMS:
         verdicts, body, rule_text = [], [], rule(EMPTY_RESULTS, {}, {}).rule
-        for run in RUNS[figure]:
+        extra = tuple(run for run in EXTRA_RUNS.get(figure, ()) if loaded_runs.get(run) is not None)
+        for run in RUNS[figure] + extra:
             loaded = loaded_runs[run]
             if loaded is None:
                 verdicts.append(f"{protocol_of(run)}: not committed")
                 continue
             finding = rule(*loaded, loaded_runs)
-            protocol = protocol_of(run, loaded[0])
+            protocol = protocol_of(run, loaded[0]) + (f", `{run}`" if run in extra else "")
             verdicts.append(f"{protocol}: **{finding.verdict}**{finding.brief}")
             said = "; ".join(filter(None, [finding.count, finding.note]))
             note = f" ({said})" if said else ""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from rbrepro.analysis.rows import edge_rows, test_rows
+from rbrepro.models.registry import REFERENCE
 from rbrepro.report.markdown import table
 from rbrepro.report.runs import RUNS, protocol_of
 
@@ -25,10 +26,10 @@ def edge_cases(rows: pd.DataFrame, run: str = "") -> list[list]:
     out = []
     for (dataset, method, R), part in at_edge.groupby(["dataset", "method", "R"], sort=True):
         grid = rows[(rows["dataset"] == dataset) & (rows["method"] == method) & (rows["R"] == R)]["sigma"]
-        out.append([dataset, method, "exact" if method == "exact" else int(R), float(part["sigma"].iloc[0]),
+        out.append([dataset, method, "exact" if method == REFERENCE else int(R), float(part["sigma"].iloc[0]),
                     str(part["sigma_edge"].iloc[0]), f"{grid.min():g}-{grid.max():g} ({grid.nunique()})",
                     int(part["seed"].nunique()),
-                    EXACT_READ_BY.get(run, "the exact kernel's line") if method == "exact" else READ_BY.get(run, "–")])
+                    EXACT_READ_BY.get(run, "the exact kernel's line") if method == REFERENCE else READ_BY.get(run, "–")])
     return out
 
 
