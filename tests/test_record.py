@@ -163,3 +163,19 @@ def test_claim3_at_the_papers_setting_reads_the_training_error_too():
             for d, train in zip(D, (30.0, 1.0, 25.0, 0.5))]     # a training error that does not fall steadily
     finding = C.claim3_steady_convergence(pd.DataFrame(rows), {"d": (5.0, 0.0, 0.5)})
     assert finding.rows[0][7] == pytest.approx(1.0) and finding.rows[0][-1] == "no"
+
+
+def test_claim2_is_also_judged_on_the_authors_own_fig3_data():
+    from rbrepro.published import published_table
+    from rbrepro.report import claims as C
+
+    table = published_table()
+    finding = C.claim2_on_published(table)
+    rows = table[(table["panel"] == "fig3") & (table["method"] == "rb") & (table["split"] == "test")
+                 & (table["R"] == C.PUBLISHED_FIG3_R)]
+    assert len(finding.rows) == rows["dataset"].nunique()
+    ijcnn1 = next(r for r in finding.rows if r[0] == "ijcnn1")
+    assert ijcnn1[1] == 1.12 and ijcnn1[-1] == ("yes" if ijcnn1[5] <= C.SLIGHTLY_RATIO else "no")
+    report = (ROOT / "REPRODUCTION.md").read_text()
+    assert f"On the authors' own figure data (the authors' Fig. 3 data at R = {C.PUBLISHED_FIG3_R}" in report
+    assert f"**{finding.verdict}** ({finding.count})" in report

@@ -51,6 +51,23 @@ def _exact_of_fair_fig3(runs: dict) -> dict:
     return C.exact_errors(loaded[0]) if loaded is not None else {}
 
 
+#: claims also judged on the authors' own figure data, beside our runs
+ON_PUBLISHED = {2: C.claim2_on_published}
+
+
+def _on_published(number) -> list[str]:
+    """The claim's rule on the authors' figure data (`ON_PUBLISHED`), or nothing."""
+    if number not in ON_PUBLISHED:
+        return []
+    from rbrepro.published import published_table
+
+    finding = ON_PUBLISHED[number](published_table())
+    if not finding.rows:
+        return []
+    return [f"On the authors' own figure data ({finding.rule}): **{finding.verdict}** ({finding.count}).", "",
+            table(finding.header, finding.rows), ""]
+
+
 def claims_section(loaded_runs: dict) -> tuple[str, list[list]]:
     """The section, and per claim a row of the verdicts in brief (number, claim, verdict per run)."""
     sections, summary = [], []
@@ -70,6 +87,7 @@ def claims_section(loaded_runs: dict) -> tuple[str, list[list]]:
             body += [f"From `results/{run}` ({protocol}): **{finding.verdict}**{note}.", "",
                      table(finding.header, finding.rows) if finding.rows else "(nothing to judge)", ""]
             rule_text = finding.rule
+        body += _on_published(number)
         summary.append([number, text, "; ".join(verdicts)])
         sections.append("\n".join([f"### Claim {number}: {text}", "", f"Rule: {rule_text}.", "", *body]).rstrip())
     return "## The claims, one by one\n\n" + "\n\n".join(sections), summary
