@@ -19,7 +19,7 @@ help:
 	@echo "make figures      fetch, sweep and plot Figures 3-6 into the published results/ and figures/"
 	@echo "                  (make fig3 ... fig6 one at a time); uses the"
 	@echo "                  local mirror when MIRROR=$(MIRROR) exists, else the LIBSVM site"
-	@echo "make figures-fair the same for the fair protocol's runs only (fig3 ... fig6)"
+	@echo "make figures-fair the same for fig3 ... fig6 only (not the as-published runs)"
 	@echo "make plots        redraw the published figures from the committed results/*/results.csv and"
 	@echo "                  results/theory/diagnostics.csv (no sweeping, no diagnostics recomputed)"
 	@echo "make compare      our Fig. 3 and Fig. 5 points beside the authors' published ones (both protocols)"
@@ -80,7 +80,8 @@ docs: $(DOCS_STAMP)
 # Figures from nothing: fetch what the data source has, sweep, plot, then say what is missing.
 # These targets publish: they write results/fig* and figures/fig* (a plain `rbrepro sweep` writes runs/).
 # A sweep with failed cells exits 1; the leading '-' lets the figure be drawn from what finished.
-# fig3-as-published and fig5-as-published are the authors' protocol (docs/design.md §2a); fig3 ... fig6 the fair one.
+# fig3-as-published and fig5-as-published are the authors' protocol (docs/design.md §2a); fig3 and fig5 the fair one;
+# fig4 and fig6 record protocol custom (sigma set by hand).
 # Fig. 5 runs before Fig. 3: their common cells (the exact kernel and RB at R = 128) are then
 # taken from results/fig5* (--reuse-from: the same key means the same computation) instead of
 # run twice. Both are exclusive (timed on an idle machine, retimed where it was busy), and an exclusive

@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from rbrepro.analysis.rows import chosen_rows, test_rows
+from rbrepro.analysis.rows import chosen_rows, edge_rows, test_rows
 from rbrepro.metrics import best_sigma, seed_statistic
 from rbrepro.models.registry import REFERENCE
 
@@ -86,7 +86,9 @@ def exact_reference(frame: pd.DataFrame, dataset: str) -> tuple[float | None, st
         kernel = f", {picked['kernel'].iloc[0]}" if "kernel" in picked and picked["kernel"].iloc[0] != "l1" else ""
         if chosen_rows(rows) is not rows:
             on = picked["selected_on"].iloc[0] if "selected_on" in picked else "validation"
-            return seed_statistic(picked["test_metric"]), f"exact kernel{kernel} (sigma chosen on {on})"
+            edge = edge_rows(picked)
+            at_edge = f", at its grid's {edge['sigma_edge'].iloc[0]} edge" if len(edge) else ""
+            return seed_statistic(picked["test_metric"]), f"exact kernel{kernel} (sigma chosen on {on}{at_edge})"
         return seed_statistic(picked["test_metric"]), f"exact kernel{kernel} (best test)"
     refused = frame[(frame["dataset"] == dataset) & (frame["method"] == REFERENCE)] if "method" in frame else frame
     if len(refused) and "error" in refused:

@@ -28,6 +28,16 @@ def cheapest(rows: pd.DataFrame, targets: list[float], better_high: bool, column
     return out
 
 
+def at_fastest(rows: pd.DataFrame, targets: list[float], better_high: bool, column: str) -> list[float]:
+    """Per target, `column` (memory) at the R whose median train time is the least among the R that reach
+    it: the R claim 5 and the report's target tables read both numbers at (NaN: none reaches it)."""
+    out = []
+    for t in targets:
+        hit = rows_reaching(rows, t, better_high, ("train_s", column))
+        out.append(float(hit.loc[hit["train_s"].idxmin(), column]) if len(hit) else np.nan)
+    return out
+
+
 def ladder(values: np.ndarray, higher_better: bool, n: int = 3) -> list[float]:
     """Default Fig. 5 targets: n levels from the best worst-case up to the performance every
     method reaches (values: per method, (worst, best))."""

@@ -2,7 +2,8 @@
 point ringed), and train time and D vs sigma; one row per dataset, its legend beside it. The lines
 are the median over our seeds with their min-max band; where the authors' draws were replayed (RB
 as published) those are stars of their own. The ring marks the sigma claims 1 and 2 read
-(`analysis.chosen.chosen_sigma_rows` at the dataset's most-run R). Where the authors published
+(`analysis.chosen.chosen_sigma_rows` at the dataset's most-run R); the time panel marks it too, with
+the cheapest sigma claim 2 compares it with and the cheapest at equal CG iterations (claim 2b). Where the authors published
 this panel (R = 64, 128, 256), their points and exact line are drawn beside ours, hollow. A sweep
 that ran only the chosen sigma on test (`run: chosen`) shows the validation scores the choice was
 made on as the curve."""
@@ -11,10 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from rbrepro.analysis.chosen import chosen_sigma_rows, draws_of, exact_reference, most_run_R
 from rbrepro.analysis.rows import chosen_rows, test_rows, validation_rows
+from rbrepro.analysis.sigma_cost import cheapest_sigma, time_and_iterations
 from rbrepro.drawing import empty_panel, finish, keep_in_view, legend_in, new_figure, steady
 from rbrepro.metrics import seed_statistic
 from rbrepro.models.registry import REFERENCE, SUBJECT
@@ -98,6 +101,7 @@ def _dataset_row(axes, results: pd.DataFrame, sub: pd.DataFrame, valid: pd.DataF
     if len(Rs) > 1:
         _name_colours_and_styles(ax_perf, Rs, drawn, (draws_of(sub) == "authors").any())
     sigma = _ring(ax_perf, sub, len(Rs) > 1)
+    _claim2_marks(ax_time, sub, sigma)
     _exact_lines(ax_perf, results, name, published)
     if drawn["lone"]:
         ax_perf.plot([], [], " ", label=ONE_SIGMA_NOTE if drawn["validated"] else
@@ -181,6 +185,25 @@ def _ring(ax_perf, sub: pd.DataFrame, several: bool) -> float:
     ax_perf.plot([sigma], steady([value]), marker="o", ms=14, mfc="none", mec="red", mew=1.3, ls="none",
                  zorder=1.5, label=label + (f" (R={at})" if several else ""))
     return sigma
+
+
+def _claim2_marks(ax_time, sub: pd.DataFrame, chosen: float) -> None:
+    """On the time panel, the sigma claim 2 reads (`analysis.sigma_cost`, at the ringed R, our seeds):
+    the chosen one ringed, the cheapest over the grid, and the cheapest among those that ran at least
+    the chosen sigma's CG iterations (claim 2b, the paper's setting), each at its median train time."""
+    ours = split_draws(sub[sub["R"] == ringed_R(sub)])[0]
+    if ours.empty or ours["sigma"].nunique() < 2:
+        return
+    seconds = time_and_iterations(ours)["train_s"]
+    marks = [(chosen, {"marker": "o", "ms": 12, "mfc": "none", "mec": "red", "mew": 1.3}, "chosen sigma (claim 2)"),
+             (cheapest_sigma(ours, chosen), {"marker": "v", "ms": 8, "color": "black"}, "cheapest sigma (claim 2)"),
+             (cheapest_sigma(ours, chosen, equal_iterations=True), {"marker": "D", "ms": 7, "mfc": "none",
+                                                                    "mec": "black", "mew": 1.0},
+              "cheapest at >= its CG iterations (claim 2b)")]
+    for sigma, style, label in marks:
+        at = seconds.index[np.isclose(seconds.index, sigma)] if sigma is not None else []
+        if len(at):
+            ax_time.plot([sigma], steady([seconds.loc[at[0]]]), ls="none", zorder=4, label=label, **style)
 
 
 def _exact_lines(ax_perf, results: pd.DataFrame, name: str, published: pd.DataFrame) -> None:

@@ -327,3 +327,32 @@ def compare_points(results: pd.DataFrame, figure: str, published: pd.DataFrame |
     known = training_rows(results, published) if rows_known is None else rows_known
     return [replace(p, same_rows=known[p.dataset].same) if p.authors_draw is not None and p.dataset in known else p
             for p in points]
+
+
+def replay_at_published_sigma(results: pd.DataFrame, published: pd.DataFrame | None = None) -> list[list]:
+    """Per RB point of Fig. 5 whose authors' draws were replayed: dataset, R, the sigma the authors
+    published, the published value, the replay at that sigma and whether it is within `draw_matches`;
+    beside them the sigma the protocol chose and the replay there (the point counts read that one),
+    or "same" where the two sigma agree. A published sigma that did not run gives no replay ("–")."""
+    published = published_table() if published is None else published
+    rows = test_rows(results)
+    rb = rows[(rows["method"] == SUBJECT) & (draws_of(rows) == "authors")]
+    chosen = chosen_sigma_rows(rows[rows["method"] == SUBJECT])
+    ref = published[(published["panel"] == "fig5") & (published["method"] == SUBJECT)
+                    & published["dataset"].isin(set(rb["dataset"]))]
+    out = []
+    for pub in ref.sort_values(["dataset", "R"]).itertuples():
+        draws = rb[(rb["dataset"] == pub.dataset) & (rb["R"] == pub.R)]
+        if draws.empty:
+            continue
+        metric = str(draws["metric"].iloc[0])
+        at_pub = _draw_value(draws, float(pub.published_sigma))
+        pick = chosen[(chosen["dataset"] == pub.dataset) & (chosen["R"] == pub.R)]
+        sigma = float(pick["sigma"].iloc[0]) if len(pick) else float("nan")
+        same = np.isclose(sigma, float(pub.published_sigma), rtol=1e-9)
+        out.append([pub.dataset, int(pub.R), float(pub.published_sigma), float(pub.perf),
+                    "–" if at_pub is None else at_pub,
+                    "–" if at_pub is None else draw_matches(at_pub, float(pub.perf), metric),
+                    "same" if same else sigma, "same" if same else _draw_value(draws, sigma)])
+    return out
+

@@ -18,10 +18,11 @@ from rbrepro.analysis.costs import cost_rows, profile, to_markdown, total_line
 from rbrepro.data.atomic import write_text_atomic
 from rbrepro.report import blocks as generated
 from rbrepro.report.markdown import table
-from rbrepro.report.runs import RUNS, SHAPE_BINS, SWEEP_RUNS, config_drift, load_run
+from rbrepro.report.runs import EXTRA_RUNS, RUNS, SHAPE_BINS, SWEEP_RUNS, config_drift, load_run
 from rbrepro.report.sections.bench import BENCH_BLOCKS
 from rbrepro.report.sections.claims import claims_section
 from rbrepro.report.sections.configs import seeds_table
+from rbrepro.report.sections.edges import edges_section
 from rbrepro.report.sections.fidelity import fidelity_section
 from rbrepro.report.sections.figures import figures_section
 from rbrepro.report.sections.provenance import machine_section, provenance_section
@@ -58,13 +59,13 @@ def build_report(root: str | Path = ".") -> tuple[str, str]:
 def build_all(root: str | Path = ".") -> tuple[str, dict[str, str], str]:
     """REPRODUCTION.md, every generated block by name (without its markers), and results/cost-profile.md."""
     root = Path(root)
-    loaded_runs = {run: load_run(root, run) for runs in RUNS.values() for run in runs}  # each CSV read once
+    loaded_runs = {run: load_run(root, run) for runs in (*RUNS.values(), *EXTRA_RUNS.values()) for run in runs}  # once each
     drifts = {run: config_drift(root, run) for run, loaded in loaded_runs.items() if loaded is not None}
     bins = pd.read_csv(root / SHAPE_BINS) if (root / SHAPE_BINS).exists() else None
     fidelity, counts = fidelity_section(loaded_runs, drifts)
     claims, summary = claims_section(loaded_runs)
     verdicts = "## Verdicts in brief\n\n" + table(["#", "claim", "verdict"], summary)
-    report = "\n\n".join([INTRO.rstrip(), verdicts, fidelity, claims, paper_scale_section(loaded_runs, bins),
+    report = "\n\n".join([INTRO.rstrip(), verdicts, fidelity, claims, edges_section(loaded_runs), paper_scale_section(loaded_runs, bins),
                            scaling_section(loaded_runs), provenance_section(loaded_runs, drifts, bins),
                            machine_section(loaded_runs, root),
                            REPRODUCING.rstrip(), figures_section(root)])

@@ -17,6 +17,9 @@ RUNS = {"theory": ("theory",), "fig3": ("fig3", "fig3-as-published"), "fig4": ("
 SWEEP_RUNS = tuple(run for runs in RUNS.values() for run in runs if run != "theory")
 #: the Theorem 1 measurements (`rbrepro diagnose configs/theory.yaml --out results/theory`)
 THEORY_CSV = "diagnostics.csv"
+#: runs the report reads where committed, beside a figure's published ones: the thread sweep of Fig. 6 at
+#: the paper's thread counts, on a machine with as many cores (`configs/fig6-threads.yaml`)
+EXTRA_RUNS = {"fig6": ("fig6-threads",)}
 #: the runs set beside the authors' published points, in the report's order
 FIDELITY_RUNS = ("fig5-as-published", "fig5", "fig3-as-published", "fig3")
 #: how the synthetic shapes bin beside the authors' real training rows (`make shape-binning`)
@@ -36,8 +39,17 @@ def load_run(root: Path, run: str) -> tuple[pd.DataFrame, dict] | None:
     return frame, config or {}
 
 
-def protocol_of(run: str) -> str:
-    """The protocol a run is named by in the report: measured, as published or fair."""
+#: the protocol column's values as the report names them (`sweep.config`: fair, as-published, custom)
+PROTOCOL_NAMES = {"as-published": "as published", "fair": "fair", "custom": "custom"}
+
+
+def protocol_of(run: str, rows: pd.DataFrame | None = None) -> str:
+    """The protocol a run is named by in the report: the one its rows record (`protocol` column: fair,
+    as published, custom: a config that chose its sigma by hand); without rows, by its name
+    (measured, as published or fair)."""
+    if rows is not None and "protocol" in rows and rows["protocol"].notna().any():
+        recorded = sorted(set(rows["protocol"].dropna().astype(str)))
+        return " and ".join(PROTOCOL_NAMES.get(p, p) for p in recorded)
     return "measured" if run == "theory" else "as published" if run.endswith("as-published") else "fair"
 
 

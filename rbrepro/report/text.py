@@ -24,8 +24,9 @@ REPRODUCING = """\
 
 `make figures` fetches the data (the local mirror when `MIRROR` points to one, else the
 LIBSVM site), runs every published config into `results/`, draws `figures/`, and
-`make report` regenerates this file from the new CSVs. `make figures-fair` runs the fair
-protocol alone. `make publish COMMIT=<sha>` makes every run from that one commit in a clean
+`make report` regenerates this file from the new CSVs. `make figures-fair` runs fig3 ... fig6
+alone (fig3 and fig5 on the fair protocol; fig4 and fig6 record `custom`: their sigma is set by
+hand). `make publish COMMIT=<sha>` makes every run from that one commit in a clean
 worktree beside the checkout (resumable), and copies nothing unless every row records that
 `git_commit` and `git_dirty` false; the table above names each run's commits. Timings depend on the machine and its load:
 each row records the CPU, the load beside the cell and how many cells ran together.

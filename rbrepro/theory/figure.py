@@ -30,7 +30,7 @@ def anchors() -> tuple[str, ...]:
 QUANTITY_LABEL = {"gap": "objective gap F*_Z − F*_K", "fro_rel": "‖K − ZZᵀ‖_F / ‖K‖_F"}
 #: the shared legend's entries for the reference lines (style, label)
 RATE_LINE = ("--", "claimed rates through the mean at the first R fitted: 1/R (gap), 1/√R (kernel error)")
-KAPPA_LINE = (":", "1/(κR) through the same point (eq. 13, gap)")
+KAPPA_LINE = (":", "the 1/R line divided by κ: 1/(κR) (eq. 13, gap)")
 
 
 def expected(rows: pd.DataFrame, x: str, column: str) -> pd.DataFrame:
@@ -125,8 +125,8 @@ def _slopes_legend(ax, lines: dict, rates: pd.DataFrame, rows: pd.DataFrame, qua
 def plot_theory(frame: pd.DataFrame, out_base, rates: pd.DataFrame | None = None) -> list[Path]:
     """Per dataset two rows, per sigma a column: objective gap (top) and relative Frobenius error (bottom) against
     R, mean over seeds with the min-max band, each panel's fitted slopes at its right, and the claimed
-    rates: 1/R and 1/(kappa R) through the anchor method's gap (eq. 13: kappa times [33]'s O(1/R)), 1/sqrt(R)
-    through its kernel error (Monte Carlo). Gaps <= 0 cannot be drawn on a log axis: counted per panel and in
+    rates: 1/R through the anchor method's mean gap at the first R fitted, and that line divided by kappa
+    (eq. 13's 1/(kappa R): kappa times [33]'s O(1/R)), 1/sqrt(R) through its kernel error (Monte Carlo). Gaps <= 0 cannot be drawn on a log axis: counted per panel and in
     the footer. Writes out_base.png and .pdf atomically; returns their paths."""
     rates = fit_rates(frame) if rates is None else rates
     groups = list(frame.groupby(["dataset", "sigma"], sort=True))
