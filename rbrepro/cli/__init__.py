@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import importlib
 import sys
 
@@ -32,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:  # pragma: no cover - older typer uses click itself
         from click import exceptions as click
 
+    if not faulthandler.is_enabled():  # a fatal signal in native code (BLAS, numba) names the Python line it hit
+        faulthandler.enable()
     command = typer.main.get_command(app)
     try:
         result = command.main(args=argv, prog_name="rbrepro", standalone_mode=False)
