@@ -29,8 +29,9 @@ def choose_sigma(params: CellParams, data, on_point=None, rows: int | None | str
     from rbrepro.models.cell import make_model
     from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
     from rbrepro.models.sigma_search import choose_sigma as search
+    from rbrepro.threads import thread_count
 
-    threads = min(params.threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
+    threads = thread_count(params.threads)
     numba.set_num_threads(threads)
     return search(params, data, lambda p: make_model(p, data.model_task, threads),
                   lambda p: float(run_cell(replace(p, evaluate_on="validation"), data)["test_metric"]), on_point,
