@@ -65,3 +65,17 @@ def test_results_csv_holds_every_finished_cell_after_an_interrupt(tmp_path, monk
         runner.run_sweep(cfg, tmp_path / "res", backend=StopAfterThree())
     assert len(list((tmp_path / "res" / "cells").glob("*.json"))) == 3
     assert len(pd.read_csv(tmp_path / "res" / "results.csv")) == 3
+
+
+@pytest.mark.slow
+def test_installing_the_example_plugin_leaves_its_folder_as_it_was(tmp_path):
+    import subprocess
+    import sys
+
+    example = ROOT / "examples" / "rbrepro-orf"
+    before = sorted(p.name for p in example.iterdir() if p.name != "__pycache__")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check",
+                    "--target", str(tmp_path), str(example)], check=True, capture_output=True)
+    assert sorted(p.name for p in example.iterdir() if p.name != "__pycache__") == before
+    entry_points = next(tmp_path.glob("rbrepro_orf-*.dist-info")) / "entry_points.txt"
+    assert "orf=rbrepro_orf:METHOD" in entry_points.read_text().replace(" ", "")
