@@ -118,3 +118,32 @@ def test_a_search_started_at_the_peak_scores_three_widths():
         return -abs(i - 6)
 
     assert pattern_search(score, len(AUTO_SIGMAS), 6, "accuracy") == 6 and sorted(scored) == [5, 6, 7]
+
+
+def test_auto_scores_each_width_on_several_splits_where_the_rows_are_few(monkeypatch):
+    """One held-out tenth of a few thousand rows is a noisy score; large sets keep one split."""
+    from types import SimpleNamespace
+
+    from rbrepro.models import sigma_search
+    from rbrepro.models.cell import CellParams
+    from rbrepro.models.sigma_search import MAX_REPEATS, SUBSAMPLE_ROWS, held_out_repeats, held_out_scorer
+
+    assert held_out_repeats(SUBSAMPLE_ROWS) == held_out_repeats(35_000) == 1
+    assert held_out_repeats(6553) == 4 and held_out_repeats(300) == MAX_REPEATS
+    assert held_out_repeats(300, rows=None) == 1
+    seeds = []
+
+    class Fake:
+        def __init__(self, p):
+            self.p = p
+
+        def held_out_search(self, X, y):
+            seeds.append(self.p.seed)
+            return 0.5 + 0.1 * self.p.seed
+
+    X, y = cpusmall_like(6553)
+    data = SimpleNamespace(X_train=X, y_train=y, task="regression")
+    score = held_out_scorer(CellParams(dataset="x", method="rb", seed=3), data, Fake)
+    assert score(1.0) == pytest.approx(np.mean([0.5 + 0.1 * s for s in (3, 4, 5, 6)]))
+    assert seeds == [3, 4, 5, 6]
+    assert sigma_search.SUBSAMPLE_ROWS == SUBSAMPLE_ROWS

@@ -13,7 +13,8 @@ How a candidate is scored:
   early stopping keeps apart, the best score of the search pass (feature map, then CG on the other
   rows), no final steps; on a seeded SUBSAMPLE_ROWS of the training rows where there are more (the
   width chosen so lies within one grid step, a third of a decade, of the one every row would choose
-  on the mirror's sets: bench/sigma_auto.py records both);
+  on the mirror's sets: bench/sigma_auto.py records both); where there are fewer, the mean over
+  several splits (held_out_repeats: up to MAX_REPEATS, about twice SUBSAMPLE_ROWS rows scored);
 - otherwise (a direct or Cholesky solve): a fit on the validation split (the site's validation file,
   else a seeded 20 %) scored there, as the sweeps' validation cells are.
 The chosen width's model is then fitted on every training row by the caller.
@@ -36,6 +37,8 @@ COARSE, FINE = 3, 1
 #: the most training rows a held-out search scores a candidate on (a seeded sample where there are more)
 SUBSAMPLE_ROWS = 10_000
 SUBSAMPLE_SEED = 0
+#: the most held-out splits a candidate is scored on where the training rows are few (held_out_repeats)
+MAX_REPEATS = 5
 #: row pairs the median L1 distance of the starting point is estimated from
 DISTANCE_PAIRS = 2_000
 
@@ -105,19 +108,30 @@ def pattern_search(score, n_points: int, start: int, metric: str) -> int:
     return best_of([best - FINE, best + FINE])
 
 
+def held_out_repeats(n: int, rows: int | None = SUBSAMPLE_ROWS) -> int:
+    """How many held-out splits a candidate is scored on: one where the training rows fill the sample
+    (`rows`), else enough that about 2 `rows` rows are scored in all, at most MAX_REPEATS (one held-out
+    tenth of a few thousand rows is a noisy score: cpusmall's chose 2.15 where 1 tests better)."""
+    if rows is None or n >= rows:
+        return 1
+    return int(min(MAX_REPEATS, -(-2 * rows // max(n, 1))))
+
+
 def held_out_scorer(params, data, make_model, rows: int | None = SUBSAMPLE_ROWS):
     """score(sigma) of a CG method with early stopping: the best held-out score of its search pass
     (accuracy %, or the relative error of the held-out rows for regression), on a seeded
-    `rows` of the training rows where there are more (None: every row)."""
+    `rows` of the training rows where there are more (None: every row); where there are fewer, the
+    mean over held_out_repeats splits (seeds seed, seed + 1, ...: other held-out rows and features)."""
     X, y = data.X_train, data.y_train
+    repeats = held_out_repeats(X.shape[0], rows)
     if rows is not None and X.shape[0] > rows:
         keep = np.sort(np.random.default_rng(SUBSAMPLE_SEED).permutation(X.shape[0])[:rows])
         X, y = X[keep], y[keep]
 
     def score(sigma: float) -> float:
-        model = make_model(replace(params, sigma=sigma))
-        best = model.held_out_search(X, y)
-        return 100.0 * best if data.task != "regression" else best
+        best = np.mean([make_model(replace(params, sigma=sigma, seed=params.seed + k)).held_out_search(X, y)
+                        for k in range(repeats)])
+        return float(100.0 * best if data.task != "regression" else best)
 
     return score
 

@@ -40,10 +40,12 @@ def choose_sigma(params: CellParams, data, on_point=None, rows: int | None | str
 
 def _scored_rows(data) -> str:
     """Which training rows the held-out search of `--sigma auto` scored on, in words."""
-    from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
+    from rbrepro.models.sigma_search import SUBSAMPLE_ROWS, held_out_repeats
 
     n = data.X_train.shape[0]
-    return f"a seeded {SUBSAMPLE_ROWS:,} of the {n:,} training rows" if n > SUBSAMPLE_ROWS else "the training rows"
+    repeats = held_out_repeats(n)
+    return (f"a seeded {SUBSAMPLE_ROWS:,} of the {n:,} training rows" if n > SUBSAMPLE_ROWS else
+            "the training rows" + (f", the mean of {repeats} splits" if repeats > 1 else ""))
 
 
 def train(params: CellParams, *, lam: float | None = None, l1: float | None = None, data_dir=None, mirror=None,
