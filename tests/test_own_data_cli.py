@@ -47,3 +47,10 @@ def test_the_auto_curve_prints_sorted_and_the_exact_kernel_names_no_R(a9a_files,
     exact = run_cli("train", a9a_files, "--method", "exact", "--sigma", "0.2", env=env, check=True,
                     timeout=600).stdout
     assert "exact sigma=0.2" in exact and "R=" not in exact
+
+
+def test_a_width_too_large_is_one_warning_line_in_the_cli(tmp_path):
+    proc = run_cli("train", "digits", "--sigma", "30", "--R", "16", env={"RBREPRO_DATA": str(tmp_path)}, check=True)
+    warnings = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(warnings) == 1 and warnings[0].startswith("rbrepro: warning: Random Binning at sigma=30")
+    assert "unscaled" in warnings[0] and "sigma is too large" in warnings[0]
