@@ -54,3 +54,10 @@ def test_a_width_too_large_is_one_warning_line_in_the_cli(tmp_path):
     warnings = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(warnings) == 1 and warnings[0].startswith("rbrepro: warning: Random Binning at sigma=30")
     assert "unscaled" in warnings[0] and "sigma is too large" in warnings[0]
+
+
+def test_a_bad_choice_is_refused_without_a_stray_prefix():
+    from tests.cli_runner import one_line_error
+
+    line = one_line_error(run_cli("train", "digits", "--method", "foo"), "'foo' is not one of")
+    assert "Value error" not in line

@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except click.UsageError as exc:
         where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
-        err.print(f"rbrepro: error: {exc.format_message()}{where}", style="bold red", highlight=False,
+        message = exc.format_message().replace("Value error, ", "")  # pydantic's prefix, which typer passes on
+        err.print(f"rbrepro: error: {message}{where}", style="bold red", highlight=False,
                   markup=False, soft_wrap=True)
         return 2
     except click.ClickException as exc:
