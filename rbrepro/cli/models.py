@@ -124,9 +124,8 @@ def train(
     R: int = typer.Option(256, "--R", "-R", min=1, help=R_HELP),
     sigma: str = typer.Option("scale", "--sigma", callback=_sigma_or_auto,
                               help="Inverse kernel width sigma (> 0); scale: 3 / the median L1 distance between "
-                                   "training rows (seeded pairs); or auto: a pattern search over 0.01 ... 100 "
-                                   "(three a decade) scored without test data (held-out training rows, at most "
-                                   f"{SUBSAMPLE_ROWS:,}; a direct solve: the validation split), curve printed."),
+                                   "training rows; or auto: a pattern search over 0.01 ... 100 scored on held-out "
+                                   f"training rows (at most {SUBSAMPLE_ROWS:,}; a direct solve: the validation split)."),
     kernel: Kernel = typer.Option(Kernel.l1, "--kernel", help=KERNEL_HELP),
     task: Task = typer.Option(Task.auto, "--task", help="Your own data's task: regression, binary, multiclass, or "
                                                         "auto (inferred from the labels; whole numbers with many "
@@ -182,10 +181,10 @@ def train(
     from rbrepro.models.train import resolve_stopping
 
     auto = sigma == "auto"
-    params = CellParams(dataset=name, method=method.value, sigma=1.0 if sigma in ("auto", "scale") else float(sigma), kernel=kernel.value, R=R, lam=0.0,
-                        solver=solver.value, maxit=maxit, tol=tol, center=center, seed=seed, threads=threads,
-                        loss=loss.value, epochs=epochs, variant=variant.value, memory_limit_gb=memory_limit,
-                        scaling=scaling.value)
+    params = CellParams(dataset=name, method=method.value, sigma=1.0 if sigma in ("auto", "scale") else float(sigma),
+                        kernel=kernel.value, R=R, lam=0.0, solver=solver.value, maxit=maxit, tol=tol, center=center,
+                        seed=seed, threads=threads, loss=loss.value, epochs=epochs, variant=variant.value,
+                        memory_limit_gb=memory_limit, scaling=scaling.value)
     options = dict(lam=lam, l1=l1, data_dir=data_dir, mirror=mirror, datasets_file=datasets, test_file=test,
                    label_column=label_column, save_model=save_model, progress=not (as_json or quiet),
                    task=task.value, auto_sigma=auto, scale_sigma=sigma == "scale")
