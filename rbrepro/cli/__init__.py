@@ -10,8 +10,10 @@
 
 from __future__ import annotations
 
+import faulthandler
 import importlib
 import sys
+import warnings
 
 import typer
 
@@ -24,6 +26,11 @@ for _commands in ("data", "models", "sweeps", "results"):  # each registers its 
     importlib.import_module(f"rbrepro.cli.{_commands}")
 
 
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:
+    """A warning as the command line says it: one line, without the library's file and line."""
+    return f"rbrepro: warning: {message}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry (`rbrepro`, `python -m rbrepro`): click's usage errors become one line,
     `rbrepro: error: Invalid value for '--R': ...`, like every other error (exit status 2)."""
@@ -32,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:  # pragma: no cover - older typer uses click itself
         from click import exceptions as click
 
+    warnings.formatwarning = _one_line_warning
+    if not faulthandler.is_enabled():  # a fatal signal in native code (BLAS, numba) names the Python line it hit
+        faulthandler.enable()
     command = typer.main.get_command(app)
     try:
         result = command.main(args=argv, prog_name="rbrepro", standalone_mode=False)
@@ -40,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except click.UsageError as exc:
         where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
-        err.print(f"rbrepro: error: {exc.format_message()}{where}", style="bold red", highlight=False,
+        message = exc.format_message().replace("Value error, ", "")  # pydantic's prefix, which typer passes on
+        err.print(f"rbrepro: error: {message}{where}", style="bold red", highlight=False,
                   markup=False, soft_wrap=True)
         return 2
     except click.ClickException as exc:

@@ -135,13 +135,13 @@ def _check_sigma(value):
 
 
 def _sigma_or_auto(value: str) -> str:
-    """--sigma: "auto", or a number the estimators accept."""
-    if value == "auto":
+    """--sigma: "auto", "scale", or a number the estimators accept."""
+    if value in ("auto", "scale"):
         return value
     try:
         number = float(value)
     except ValueError:
-        raise typer.BadParameter(f"{value!r} is neither a number nor auto") from None
+        raise typer.BadParameter(f"{value!r} is neither a number nor auto nor scale") from None
     _validated(_check_sigma)(number)
     return value
 

@@ -41,7 +41,7 @@ from rbrepro.cli.common import (
     say,
     status,
 )
-from rbrepro.models.registry import SUBJECT
+from rbrepro.models.registry import METHODS, SUBJECT
 from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
 
 
@@ -122,10 +122,10 @@ def train(
     name: str = typer.Argument(..., help="Dataset name, or a path to a LIBSVM/CSV file."),
     method: Method = typer.Option(Method(SUBJECT), "--method", help=METHOD_HELP),
     R: int = typer.Option(256, "--R", "-R", min=1, help=R_HELP),
-    sigma: str = typer.Option("1", "--sigma", callback=_sigma_or_auto,
-                              help="Inverse kernel width sigma (> 0), or auto: a pattern search over 0.01 ... 100 "
-                                   "(three a decade) scored without test data (held-out training rows, at most "
-                                   f"{SUBSAMPLE_ROWS:,}; a direct solve: the validation split), curve printed."),
+    sigma: str = typer.Option("scale", "--sigma", callback=_sigma_or_auto,
+                              help="Inverse kernel width sigma (> 0); scale: 3 / the median L1 distance between "
+                                   "training rows; or auto: a pattern search over 0.01 ... 100 scored on held-out "
+                                   f"training rows (at most {SUBSAMPLE_ROWS:,}; a direct solve: the validation split)."),
     kernel: Kernel = typer.Option(Kernel.l1, "--kernel", help=KERNEL_HELP),
     task: Task = typer.Option(Task.auto, "--task", help="Your own data's task: regression, binary, multiclass, or "
                                                         "auto (inferred from the labels; whole numbers with many "
@@ -181,18 +181,18 @@ def train(
     from rbrepro.models.train import resolve_stopping
 
     auto = sigma == "auto"
-    params = CellParams(dataset=name, method=method.value, sigma=1.0 if auto else float(sigma), kernel=kernel.value, R=R, lam=0.0,
-                        solver=solver.value, maxit=maxit, tol=tol, center=center, seed=seed, threads=threads,
-                        loss=loss.value, epochs=epochs, variant=variant.value, memory_limit_gb=memory_limit,
-                        scaling=scaling.value)
+    params = CellParams(dataset=name, method=method.value, sigma=1.0 if sigma in ("auto", "scale") else float(sigma),
+                        kernel=kernel.value, R=R, lam=0.0, solver=solver.value, maxit=maxit, tol=tol, center=center,
+                        seed=seed, threads=threads, loss=loss.value, epochs=epochs, variant=variant.value,
+                        memory_limit_gb=memory_limit, scaling=scaling.value)
     options = dict(lam=lam, l1=l1, data_dir=data_dir, mirror=mirror, datasets_file=datasets, test_file=test,
                    label_column=label_column, save_model=save_model, progress=not (as_json or quiet),
-                   task=task.value, auto_sigma=auto, on_point=None if as_json or quiet else _print_point)
+                   task=task.value, auto_sigma=auto, scale_sigma=sigma == "scale")
     params = _guard(lambda: resolve_stopping(params, stopping.value))
     _refuse_before_loading(cluster, partitions, params)
     if not (as_json or quiet):
-        status(f"{name}: loading the data" + (", then choosing sigma without the test rows (each width scored "
-                                              "is printed)" if auto else "") + f", then fitting {method.value} ...")
+        status(f"{name}: loading the data" + (", then choosing sigma without the test rows (the widths scored "
+                                              "are printed after)" if auto else "") + f", then fitting {method.value} ...")
     row = _train_here_or_on(cluster, partitions, params, options)
     if as_json:
         typer.echo(json.dumps(row, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
@@ -232,11 +232,15 @@ def _train_summary(row: dict, method: str, kernel, auto: bool, saved: bool, clus
                    f"{row['solver']}" + (f" {row['cg_iterations']} it" if row["solver"] in ("cg", "pcg") else ""))
     kappa = f" kappa={row['kappa']:.2f}" if row["kappa"] == row["kappa"] else ""
     kernel_text = f" kernel {kernel.value}" if kernel is not Kernel.l1 else ""
-    chosen = ""
+    chosen = f"sigma {row['sigma']:g} ({row['sigma_selection']})\n" if row.get("sigma_selection", "").startswith(
+        "scale") else ""
     if auto:
         edge = f" (the grid's {row['sigma_edge']} end: the best may lie beyond)" if row["sigma_edge"] else ""
-        chosen = f"sigma {row['sigma']:g} chosen on the {row['sigma_selection']}{edge}\n"
-    return (chosen + f"{row['dataset']}: {method} R={row['R']} sigma={row['sigma']:g}{kernel_text} "
+        points = "".join(f"  sigma {point.split(':')[0]:<6} held-out {row['metric']} {float(point.split(':')[1]):.4g}\n"
+                         for point in row["sigma_curve"].split(";"))
+        chosen = f"{points}sigma {row['sigma']:g} chosen on the {row['sigma_selection']}{edge}\n"
+    r_text = f" R={row['R']}" if METHODS[method].has_R else ""
+    return (chosen + f"{row['dataset']}: {method}{r_text} sigma={row['sigma']:g}{kernel_text} "
             f"{'l1' if rcd else 'lam'}={row['lam']:g}: test "
             f"{row['metric']} {row['test_metric']:.4g}{unit} (train {row['train_metric']:.4g}{unit}); "
             f"D={row['D']}{kappa}; {solver_text}; tested on {row['split']} ({row['n_test']:,} rows); "
@@ -246,10 +250,6 @@ def _train_summary(row: dict, method: str, kernel, auto: bool, saved: bool, clus
             + (f"; model saved to {row['model_path']}" if saved else "")
             + (f"; {row['workers']} dask workers, {row['partitions']} partitions, "
                f"{row['bytes_per_cg_step']:,} bytes per CG step" if clustered else ""))
-
-
-def _print_point(sigma: float, metric: float, name: str) -> None:
-    typer.echo(f"  sigma {sigma:<6g} held-out {name} {metric:.4g}")
 
 
 @app.command()

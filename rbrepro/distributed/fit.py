@@ -12,7 +12,7 @@ from rbrepro.distributed import binning, dense, holdout
 from rbrepro.distributed.cluster import ordered_sum
 from rbrepro.distributed.errors import NotDistributable
 from rbrepro.distributed.operator import DistributedOperator
-from rbrepro.distributed.partitions import column_sums, encode_targets, labels_of, load_partition
+from rbrepro.distributed.partitions import column_sums, encode_targets, labels_of, load_partition, partition_sigma
 from rbrepro.errors import InvalidParameter
 from rbrepro.memory import GB, MemoryLimitError, check_memory
 from rbrepro.models import targets
@@ -175,6 +175,8 @@ def fit_across(model, runner, sources: list) -> dict:
     t0 = time.perf_counter()
     parts = [runner.submit(load_partition, s, d, *getattr(s, "inputs", ())) for s in sources]
     encoded, classes, model.y_mean_ = _targets(model, runner, parts, model._task, n)
+    model.sigma_ = runner.gather([runner.submit(partition_sigma, parts[0], model.sigma)], "measuring the rows' "
+                                 "distances")[0]
     model.features_ = model._feature_map()
     if method == SUBJECT:
         matrices, diagonal = binning.fit_binned(model.features_, runner, parts, d, n)

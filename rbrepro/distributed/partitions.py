@@ -171,3 +171,10 @@ def column_sums(Y: np.ndarray) -> np.ndarray:
 def take_rows(part, rows: np.ndarray):
     """On a worker: some of a partition's rows (Nystrom's landmarks)."""
     return part[0][rows]
+
+
+def partition_sigma(part, sigma) -> float:
+    """On a worker: the width a fit takes for `sigma` ("scale": from this partition's rows)."""
+    from rbrepro.models.sigma_search import resolve_sigma
+
+    return resolve_sigma(sigma, part[0])

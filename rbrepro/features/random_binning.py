@@ -344,7 +344,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         """Every array a kernel will index, checked before any kernel sees it (ValueError says what
         is wrong): a crafted model file with valid checksums must never be read out of bounds."""
         R = self.n_grids
-        if getattr(model, "n_grids", R) != R or model.sigma != self.sigma:
+        if getattr(model, "n_grids", R) != R or (getattr(model, "sigma_", None) or model.sigma) != self.sigma:
             raise ValueError(f"its grids are not {getattr(model, 'n_grids', R)} x {d} as its parameters say")
         cols = np.asarray(self.column_offsets_)
         if self.deltas_.shape != (R, d) or self.offsets_.shape != (R, d) or self._inv_deltas.shape != (R, d) \

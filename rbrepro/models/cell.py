@@ -26,6 +26,7 @@ from rbrepro.models import targets
 from rbrepro.models.registry import METHODS, SUBJECT, method_names, solver_conflict
 from rbrepro.provenance import provenance
 from rbrepro.solvers.cg import MAXIT, TOL
+from rbrepro.threads import thread_count
 from rbrepro.vocabulary import KERNELS, LOSSES, RNGS, SCALINGS, SCORINGS, SOLVERS, STOPPINGS, VARIANTS
 
 log = logging.getLogger(__name__)
@@ -203,7 +204,7 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None, w
     params = params.validate().resolved()
     if params.evaluate_on == "validation":
         data = validation_split(data)
-    threads = min(params.threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
+    threads = thread_count(params.threads)
     numba.set_num_threads(threads)
     model = make_model(params, data.model_task, threads)
     if wrap is not None:

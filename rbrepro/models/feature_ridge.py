@@ -17,6 +17,7 @@ gets its pair from `ridge_estimator` (models.registry).
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -25,9 +26,11 @@ from rbrepro.constraints import Interval, Options, validate_params
 from rbrepro.errors import InvalidParameter
 from rbrepro.features.params import seed_of
 from rbrepro.memory import check_memory, memory_limit_bytes
+from rbrepro.models import width_checks
 from rbrepro.models._base import _Classifier
-from rbrepro.models.registry import MethodSpec, method_spec
+from rbrepro.models.registry import SUBJECT, MethodSpec, method_spec
 from rbrepro.models.ridge_memory import cg_columns_per_pass, solve_memory
+from rbrepro.models.sigma_search import resolve_sigma
 from rbrepro.solvers.cg import ridge_cg
 from rbrepro.solvers.direct import ridge_direct
 from rbrepro.solvers.operator import DenseOperator, as_operator
@@ -39,6 +42,7 @@ from rbrepro.solvers.stopping import (
     mean_sign_accuracy,
     regression_score,
 )
+from rbrepro.threads import thread_budget
 from rbrepro.vocabulary import KERNELS, RIDGE_SOLVERS
 
 PREDICT_BLOCK_ENTRIES = 1 << 26  # feature entries per prediction block: 256 MB of int32 ids or float32 values
@@ -86,7 +90,7 @@ class _FeatureRidge(BaseEstimator):
     _r_param: str  # the keyword that takes R
     #: what each parameter takes (constraints.validate_params, at fit): R's keyword is added by `_constraints`
     _parameter_constraints = {
-        "sigma": [Interval(float, 0, None, closed="neither")],
+        "sigma": [Interval(float, 0, None, closed="neither"), Options("scale")],
         "kernel": [Options(*KERNELS)],
         "lam": [Interval(float, 0, None)],
         "solver": [Options(*RIDGE_SOLVERS)],
@@ -99,14 +103,16 @@ class _FeatureRidge(BaseEstimator):
         "early_stopping": [Options("auto", True, False)],
         "validation_fraction": [Interval(float, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(int, 1, None)],
+        "n_jobs": [None, Options(-1), Interval(int, 1, None)],
     }
     #: its fitted state, as a saved model holds it (models.persist): arrays, then scalars
     _saved_arrays = ("coef_", "y_mean_", "train_scores_")
     _saved_scalars = ("solver_", "center_", "n_columns_", "cg_iterations_", "cg_residual_", "featurize_s_",
                       "solve_s_", "train_s_", "n_features_in_", "best_iteration_", "n_validation_",
-                      "search_iterations_", "early_stopping_")
+                      "search_iterations_", "early_stopping_", "sigma_")
     #: saved scalars that model files written before them lack, with the value they then mean
-    _scalar_defaults = {"best_iteration_": -1, "n_validation_": 0, "search_iterations_": 0, "early_stopping_": False}
+    _scalar_defaults = {"best_iteration_": -1, "n_validation_": 0, "search_iterations_": 0, "early_stopping_": False,
+                        "sigma_": None}
 
     def _n_requested(self) -> int:
         return getattr(self, self._r_param)
@@ -118,8 +124,15 @@ class _FeatureRidge(BaseEstimator):
 
     def _feature_map(self):
         """Its method's feature map, drawn with R and the parameters of this estimator the map takes."""
-        params = {k: v for k, v in self.get_params(deep=False).items() if k != self._r_param}
+        params = {k: v for k, v in self.get_params(deep=False).items() if k not in (self._r_param, "n_jobs")}
+        params["sigma"] = getattr(self, "sigma_", None) or params["sigma"]
         return self.spec.feature_map(self._n_requested(), **params)
+
+    def _resolve_sigma(self, X) -> None:
+        """sigma_: the width the fit uses (sigma="scale": models.sigma_search.scale_sigma of X), and a
+        WidthWarning where the columns are on widely different scales."""
+        self.sigma_ = resolve_sigma(self.sigma, X)
+        width_checks.warn(width_checks.spread_message(X))
 
     @property
     def method(self) -> str:
@@ -146,9 +159,15 @@ class _FeatureRidge(BaseEstimator):
         """Featurize X, then solve (Z^T Z + lam I) W = Z^T (Y - y_mean) with the chosen solver. With
         early stopping, CG first runs on the rows not held out, its iterates scored on the held-out
         rows, and from the best one CG goes on for FINAL_STEPS steps on every row (`_solve_cg`): the
-        held-out rows pick the stop, then they are trained on too."""
+        held-out rows pick the stop, then they are trained on too. Runs on `n_jobs` threads (numba
+        and BLAS, as --threads sets them)."""
+        with thread_budget(self.n_jobs):
+            return self._fit(X, y)
+
+    def _fit(self, X, y):
         X, Y = self._validate_fit(X, y)
         self._check_params()
+        self._resolve_sigma(X)
         self.solver_ = self.solver
         self.center_ = bool(self.center)
         self.y_mean_ = Y.mean(axis=0) if self.center_ else np.zeros(Y.shape[1])
@@ -166,6 +185,8 @@ class _FeatureRidge(BaseEstimator):
         split = None if held is None else self._split(operator, Y - self.y_mean_, held)
         t1 = time.perf_counter()
         self.n_columns_ = operator.shape[1]
+        if self._method == SUBJECT:
+            width_checks.warn(width_checks.too_fine_message(self.n_columns_, R, n, self.sigma_))
         self.best_iteration_, self.search_iterations_ = -1, 0
         if self.solver_ in ("cg", "pcg"):
             self._solve_cg(operator, Y - self.y_mean_, split)
@@ -190,6 +211,7 @@ class _FeatureRidge(BaseEstimator):
                                    "True and solver 'cg' or 'pcg'")
         X, Y = self._validate_fit(X, y)
         self._check_params()
+        self.sigma_ = resolve_sigma(self.sigma, X)
         self.solver_ = self.solver
         y_mean = Y.mean(axis=0) if self.center else np.zeros(Y.shape[1])
         held = self._held_out_rows(X.shape[0])
@@ -326,10 +348,12 @@ class _FeatureRidge(BaseEstimator):
         # without early stopping: 8 rows may hold none out, and its search runs the same kernels
         probe = classifier(**{**self.get_params(deep=False), self._r_param: min(2, n), "maxit": 2,
                               "memory_limit_gb": None, "early_stopping": False})
-        for n_classes in sorted({2, min(3, n)}):  # one right-hand side, then several
-            # unbalanced labels (0, 1, 2, 2, ...): with balanced ones, rows that share every bin (a tiny
-            # sigma) give Z^T y = 0, CG stops before its first step and that step's kernels stay uncompiled
-            probe.fit(small, np.minimum(np.arange(n), n_classes - 1)).predict(small)
+        with warnings.catch_warnings():  # 8 rows at R = 2 say nothing about the width of the real fit
+            warnings.simplefilter("ignore", width_checks.WidthWarning)
+            for n_classes in sorted({2, min(3, n)}):  # one right-hand side, then several
+                # unbalanced labels (0, 1, 2, 2, ...): with balanced ones, rows that share every bin (a tiny
+                # sigma) give Z^T y = 0, CG stops before its first step and that step's kernels stay uncompiled
+                probe.fit(small, np.minimum(np.arange(n), n_classes - 1)).predict(small)
 
     def cost(self) -> dict:
         return feature_cost(self)

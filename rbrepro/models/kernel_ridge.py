@@ -33,7 +33,7 @@ from rbrepro.features.params import check_nonnegative, check_sigma, seed_of
 from rbrepro.memory import check_memory
 from rbrepro.models._base import _Classifier, _Regressor
 from rbrepro.models._docs import example, see_also
-from rbrepro.solvers.direct import refined_cholesky_solve
+from rbrepro.solvers.direct import factor_threads, refined_cholesky_solve
 
 PREDICT_BLOCK = 2048
 
@@ -42,11 +42,12 @@ def _cholesky_solve(K: np.ndarray, lam: float, B: np.ndarray) -> np.ndarray:
     """Solve (K + lam I) c = B in place of K (K symmetric: its transpose is the Fortran-order
     array LAPACK factors without a copy)."""
     K[np.diag_indices_from(K)] += lam
-    try:
-        factor = scipy.linalg.cho_factor(K.T, lower=False, overwrite_a=True, check_finite=False)
-        return scipy.linalg.cho_solve(factor, B, check_finite=False)
-    except np.linalg.LinAlgError:  # lam = 0 with duplicate rows: fall back to least squares
-        return scipy.linalg.lstsq(K, B)[0]
+    with factor_threads(K.shape[0]):
+        try:
+            factor = scipy.linalg.cho_factor(K.T, lower=False, overwrite_a=True, check_finite=False)
+            return scipy.linalg.cho_solve(factor, B, check_finite=False)
+        except np.linalg.LinAlgError:  # lam = 0 with duplicate rows: fall back to least squares
+            return scipy.linalg.lstsq(K, B)[0]
 
 
 class _KernelRidgeBase(BaseEstimator):

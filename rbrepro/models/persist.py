@@ -177,7 +177,8 @@ def _check_state(path: Path, model, d: int) -> None:
         if isinstance(value, np.ndarray) and value.dtype.kind == "f" and not np.isfinite(value).all():
             raise _damaged(path, f"{name} holds a value that is not finite")
     try:
-        check_sigma(model.sigma)
+        if model.sigma != "scale":  # "scale" was resolved at fit: the feature map holds the number
+            check_sigma(model.sigma)
     except ValueError as exc:
         raise _damaged(path, str(exc)) from None
     classes = getattr(model, "classes_", None)

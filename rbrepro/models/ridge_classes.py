@@ -18,11 +18,13 @@ _R_DOC = """
     ----------
     {r_name} : int, default=256
         R, {r_meaning}.
-    sigma : float, default=1.0
-        Inverse kernel width: k(x, y) = exp(-sigma * distance(x, y)).
+    sigma : float or "scale", default="scale"
+        Inverse kernel width: k(x, y) = exp(-sigma * distance(x, y)). "scale": 3 / the median L1
+        distance between training rows (a seeded sample; models.sigma_search.scale_sigma), kept
+        as `sigma_`.
 {kernel_doc}    lam : float, default=0.01
         Ridge lambda, used as written (not scaled by N).
-    solver : {{"cg", "pcg", "direct"}}, default="{solver}"
+    solver : {solver_choices}, default="{solver}"
         CG on Z (at most `maxit` iterations, relative residual `tol`; the paper's solver),
         CG preconditioned by (diag(Z^T Z) + lam)^(1/2) (solvers.cg), or a direct solve of the
         normal equations.
@@ -48,9 +50,23 @@ _R_DOC = """
     memory_limit_gb : float or None, default=None
         Refuse, before allocating, work whose estimate exceeds this many GB (None:
         $RBREPRO_MEMORY_LIMIT_GB or 60 % of RAM).
+    n_jobs : int or None, default=None
+        Threads of the fit's numba kernels and BLAS (-1: every core; None: as they are set), the
+        setting `rbrepro train --threads` makes.
 {draws_doc}
+    Notes
+    -----
+    X is expected with every column on a comparable scale (as the command line loads data: each
+    column to [0, 1] or [-1, 1]); the L1 kernel otherwise sees only the widest columns. A fit warns
+    (WidthWarning) where the columns' largest values differ more than 100-fold, and where Random
+    Binning's grids leave most rows alone in their bins. For raw data, a Pipeline with
+    sklearn.preprocessing.MaxAbsScaler scales sparse input without densifying it (MinMaxScaler
+    refuses sparse input).
+
     Attributes
     ----------
+    sigma_ : float
+        The width the fit used (sigma, or what "scale" gave).
     features_ : transformer
         The fitted feature map (rbrepro.features).
     coef_ : ndarray of shape (D, C)
@@ -91,7 +107,9 @@ def _doc(summary: str, extended: str, r_name: str, r_meaning: str, solver: str, 
          see_also: str, examples: str) -> str:
     """A ridge class's docstring; `kernel` is the default of its kernel parameter ("": it has none, and
     takes `draws` instead)."""
+    others = ", ".join(f'"{s}"' for s in ("cg", "pcg", "direct") if s != solver)
     return summary + "\n" + _R_DOC.format(r_name=r_name, r_meaning=r_meaning, solver=solver, center=center,
+                                          solver_choices=f'{{"{solver}", {others}}}',
                                           kernel_doc=_KERNEL_DOC.format(kernel=kernel) if kernel else "",
                                           draws_doc="" if kernel else _DRAWS_DOC, extended=extended,
                                           see_also=see_also, examples=examples)
@@ -122,9 +140,9 @@ class _RandomBinningRidge(_FeatureRidge):
     _method = "rb"
     _r_param = "n_grids"
 
-    def __init__(self, *, n_grids=256, sigma=1.0, lam=0.01, solver="pcg", maxit=MAXIT, tol=TOL, center=False,
+    def __init__(self, *, n_grids=256, sigma="scale", lam=0.01, solver="pcg", maxit=MAXIT, tol=TOL, center=False,
                  random_state=None, memory_limit_gb=None, draws="numpy", early_stopping="auto",
-                 validation_fraction=VALIDATION_FRACTION, n_iter_no_change=PATIENCE):
+                 validation_fraction=VALIDATION_FRACTION, n_iter_no_change=PATIENCE, n_jobs=None):
         self.n_grids = n_grids
         self.sigma = sigma
         self.lam = lam
@@ -138,15 +156,16 @@ class _RandomBinningRidge(_FeatureRidge):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.n_jobs = n_jobs
 
 
 class _RandomFourierRidge(_FeatureRidge):
     _method = "rf"
     _r_param = "n_components"
 
-    def __init__(self, *, n_components=256, sigma=1.0, kernel="l1", lam=0.01, solver="direct", maxit=MAXIT, tol=TOL,
-                 center=True, random_state=None, memory_limit_gb=None, early_stopping="auto",
-                 validation_fraction=VALIDATION_FRACTION, n_iter_no_change=PATIENCE):
+    def __init__(self, *, n_components=256, sigma="scale", kernel="l1", lam=0.01, solver="direct", maxit=MAXIT,
+                 tol=TOL, center=True, random_state=None, memory_limit_gb=None, early_stopping="auto",
+                 validation_fraction=VALIDATION_FRACTION, n_iter_no_change=PATIENCE, n_jobs=None):
         self.n_components = n_components
         self.sigma = sigma
         self.kernel = kernel
@@ -160,6 +179,7 @@ class _RandomFourierRidge(_FeatureRidge):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.n_jobs = n_jobs
 
 
 class _NystromRidge(_RandomFourierRidge):

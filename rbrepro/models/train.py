@@ -29,8 +29,9 @@ def choose_sigma(params: CellParams, data, on_point=None, rows: int | None | str
     from rbrepro.models.cell import make_model
     from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
     from rbrepro.models.sigma_search import choose_sigma as search
+    from rbrepro.threads import thread_count
 
-    threads = min(params.threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
+    threads = thread_count(params.threads)
     numba.set_num_threads(threads)
     return search(params, data, lambda p: make_model(p, data.model_task, threads),
                   lambda p: float(run_cell(replace(p, evaluate_on="validation"), data)["test_metric"]), on_point,
@@ -39,15 +40,18 @@ def choose_sigma(params: CellParams, data, on_point=None, rows: int | None | str
 
 def _scored_rows(data) -> str:
     """Which training rows the held-out search of `--sigma auto` scored on, in words."""
-    from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
+    from rbrepro.models.sigma_search import SUBSAMPLE_ROWS, held_out_repeats
 
     n = data.X_train.shape[0]
-    return f"a seeded {SUBSAMPLE_ROWS:,} of the {n:,} training rows" if n > SUBSAMPLE_ROWS else "the training rows"
+    repeats = held_out_repeats(n)
+    return (f"a seeded {SUBSAMPLE_ROWS:,} of the {n:,} training rows" if n > SUBSAMPLE_ROWS else
+            "the training rows" + (f", the mean of {repeats} splits" if repeats > 1 else ""))
 
 
 def train(params: CellParams, *, lam: float | None = None, l1: float | None = None, data_dir=None, mirror=None,
           datasets_file=None, test_file=None, label_column: int | None = None, save_model: Path | None = None,
-          progress: bool = True, task: str = "auto", auto_sigma: bool = False, on_point=None, wrap=None) -> dict:
+          progress: bool = True, task: str = "auto", auto_sigma: bool = False, scale_sigma: bool = False,
+          on_point=None, wrap=None) -> dict:
     """Fit the model `params` describe on `params.dataset` (a name or a file) and return its row.
 
     `lam` is the ridge lambda (default: the dataset's); `l1` the rcd solver's L1 weight (default
@@ -56,7 +60,8 @@ def train(params: CellParams, *, lam: float | None = None, l1: float | None = No
     written there (no pickle) and the row says where (`model_path`). `task`: the user's own data's
     task (data.load.load_dataset). `auto_sigma`: choose sigma first without test data (choose_sigma:
     held-out training rows, or the validation split for a direct solve; `on_point(sigma, metric, name)` hears each point); the row then
-    says so (`sigma_selection`, `sigma_curve`, `sigma_edge`). `wrap`: run_cell's (a distributed
+    says so (`sigma_selection`, `sigma_curve`, `sigma_edge`). `scale_sigma`: sigma from the training
+    rows (sigma_search.scale_sigma), said in `sigma_selection`. `wrap`: run_cell's (a distributed
     fit's meta-estimator around the model; its `estimator_` is what is saved)."""
     from rbrepro.data.load import load_dataset
 
@@ -72,13 +77,18 @@ def train(params: CellParams, *, lam: float | None = None, l1: float | None = No
     weight = (DEFAULT_L1 if l1 is None else l1) if rcd else (data.info["spec"].lam if lam is None else lam)
     params = replace(params, dataset=data.name, lam=weight)
     chosen = None
+    if scale_sigma and not auto_sigma:
+        from rbrepro.models.sigma_search import SCALE_RULE
+        from rbrepro.models.sigma_search import scale_sigma as width
+
+        params, chosen = replace(params, sigma=width(data.X_train)), {"sigma_selection": SCALE_RULE}
     if auto_sigma:
         sigma, curve, edge = choose_sigma(params, data, on_point=on_point)
         params, chosen = replace(params, sigma=sigma), {
             "sigma_selection": (f"held-out tenth of {_scored_rows(data)}, {len(curve)} sigmas" if
                                 params.stopping == "validation" else f"validation split, {len(curve)} sigmas"),
             "sigma_edge": edge,
-            "sigma_curve": ";".join(f"{s:g}:{m:.6g}" for s, m in curve)}
+            "sigma_curve": ";".join(f"{s:g}:{m:.6g}" for s, m in sorted(curve))}
     models: list = []
     row = run_cell(params, data, model_out=models, wrap=wrap)
     row.update(chosen or {})

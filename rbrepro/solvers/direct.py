@@ -7,12 +7,31 @@ Gram matrix and a sparse LU factorization (SuperLU), practical only for moderate
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg
+from threadpoolctl import threadpool_limits
 
 BLOCK_ROWS = 8192
+#: the largest matrix (rows) OpenBLAS factors on several threads. Its threaded Cholesky (potrf
+#: through its threaded syrk; scipy's OpenBLAS 0.3.30, SkylakeX kernels) dies of SIGSEGV on a
+#: float32 matrix of 32,561 rows at 2 threads within seconds, while 26,048 rows pass; a larger
+#: factorization and its solves run on one BLAS thread (slower, and it finishes).
+THREADED_FACTOR_MAX_N = 24_576
+
+
+@contextmanager
+def factor_threads(n: int):
+    """BLAS threads for factoring (and solving with) an n x n matrix: as set around the call up to
+    THREADED_FACTOR_MAX_N rows, one above it."""
+    if n <= THREADED_FACTOR_MAX_N:
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 def dense_gram(Z: np.ndarray) -> np.ndarray:
@@ -47,11 +66,12 @@ def dense_gram_rhs(Z: np.ndarray, Y2: np.ndarray) -> tuple[np.ndarray, np.ndarra
 def solve_gram(G: np.ndarray, B: np.ndarray, lam: float) -> np.ndarray:
     """W = (G + lam I)^{-1} B by Cholesky (G is overwritten: lam is added to its diagonal)."""
     G[np.diag_indices_from(G)] += lam
-    try:
-        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(G, lower=True, check_finite=False), B,
-                                      check_finite=False)
-    except np.linalg.LinAlgError:  # lam = 0 and a singular Gram matrix: least squares instead
-        return scipy.linalg.lstsq(G, B)[0]
+    with factor_threads(G.shape[0]):
+        try:
+            return scipy.linalg.cho_solve(scipy.linalg.cho_factor(G, lower=True, check_finite=False), B,
+                                          check_finite=False)
+        except np.linalg.LinAlgError:  # lam = 0 and a singular Gram matrix: least squares instead
+            return scipy.linalg.lstsq(G, B)[0]
 
 
 MATVEC_ROWS = 4096
@@ -81,10 +101,12 @@ def refined_cholesky_solve(K32: np.ndarray, lam: float, B: np.ndarray, tol: floa
     B = np.asarray(B, dtype=np.float64).reshape(K32.shape[0], -1)
     F = K32.T.copy(order="K")  # K32 is symmetric: its transpose is the Fortran-order array LAPACK wants
     F[np.diag_indices_from(F)] += np.float32(lam)
-    factor = scipy.linalg.cho_factor(F, lower=False, overwrite_a=True, check_finite=False)
+    with factor_threads(F.shape[0]):
+        factor = scipy.linalg.cho_factor(F, lower=False, overwrite_a=True, check_finite=False)
 
     def precondition(R: np.ndarray, factor=factor) -> np.ndarray:
-        return scipy.linalg.cho_solve(factor, R.astype(np.float32), check_finite=False).astype(np.float64)
+        with factor_threads(factor[0].shape[0]):
+            return scipy.linalg.cho_solve(factor, R.astype(np.float32), check_finite=False).astype(np.float64)
 
     norm_b = np.maximum(np.linalg.norm(B, axis=0), np.finfo(float).tiny)
     C = precondition(B)

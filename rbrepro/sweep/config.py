@@ -320,6 +320,11 @@ def _datasets(rd: Reader, top: dict[str, Node], file: str, extra: dict) -> dict[
     if isinstance(ds_node.value, list):  # a plain list of names: every value from defaults/registry
         ds_node = Node({n.value if isinstance(n.value, str) else str(n.value): Node({}, n.line)
                          for n in ds_node.value}, ds_node.line)
+    for name, node in ds_node.value.items() if isinstance(ds_node.value, dict) else ():
+        if name not in REGISTRY and name not in extra and ("/" in str(name) or "." in str(name)):
+            rd.fail(node, f"datasets.{name}", "a file path is not a dataset name here: register the file by name "
+                                              "in a datasets YAML file and list that file under dataset_files "
+                                              "(see docs/own-data.md)")
     datasets = rd.mapping(ds_node, "datasets", (*REGISTRY, *extra))
     if not datasets:
         rd.fail(ds_node, "datasets", "expected at least one dataset")

@@ -224,10 +224,14 @@ def _run_phase(plan: SweepPlan, cells: list[CellParams], *, data_path, mirror, b
 
     jobs = [Job(s.key, task(s.params)) for s in rows.by_key.values()]
     estimates = {job.key: cell_memory_estimate(job.args.params, job.args.dataset_ref) for job in jobs}
-    while jobs:  # the cells timed under load again, once every other cell has run (the load may pass)
-        rows.again.clear()
-        backend.run(jobs, rows.on_row, estimates)
-        jobs = [Job(key, task(rows.by_key[key].params)) for key in rows.again]
+    try:
+        while jobs:  # the cells timed under load again, once every other cell has run (the load may pass)
+            rows.again.clear()
+            backend.run(jobs, rows.on_row, estimates)
+            jobs = [Job(key, task(rows.by_key[key].params)) for key in rows.again]
+    except BaseException:  # Ctrl-C or a fault: results.csv holds every cell finished so far, not the last rebuild's
+        assemble_csv(plan.out, counts.finished_keys, known=rows.known)
+        raise
 
 
 def _take_reused(todo: list, sources, plan: SweepPlan, counts: SweepCounts) -> list:
