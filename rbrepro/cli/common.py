@@ -117,7 +117,7 @@ def _fail(message: str, code: int = 2):
 
 
 def _validated(check):
-    """An option callback running one of the library's validators (features.params), so the
+    """An option callback running one of the library's validators (rbrepro.constraints), so the
     CLI refuses exactly what the estimators refuse, with the option named by click."""
     def callback(value):
         if value is not None:
@@ -130,7 +130,7 @@ def _validated(check):
 
 
 def _check_sigma(value):
-    from rbrepro.features.params import check_sigma
+    from rbrepro.constraints import check_sigma
     check_sigma(value)
 
 
@@ -147,7 +147,7 @@ def _sigma_or_auto(value: str) -> str:
 
 
 def _check_lam(value):
-    from rbrepro.features.params import check_nonnegative
+    from rbrepro.constraints import check_nonnegative
     check_nonnegative("lam", value)
 
 

@@ -43,6 +43,7 @@ from rbrepro.cli.common import (
 )
 from rbrepro.models.registry import SUBJECT
 from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
+from rbrepro.vocabulary import CG_SOLVERS
 
 
 @app.command()
@@ -229,7 +230,7 @@ def _train_summary(row: dict, method: str, kernel, auto: bool, saved: bool, clus
     unit = "%" if row["metric"] == "accuracy" else ""
     solver_text = (f"RCD {row['rcd_variant']} {row['rcd_epochs']} epochs, F={row['rcd_objective']:.5g}, "
                    f"nnz(w)={row['nnz_w']}" if rcd else
-                   f"{row['solver']}" + (f" {row['cg_iterations']} it" if row["solver"] in ("cg", "pcg") else ""))
+                   f"{row['solver']}" + (f" {row['cg_iterations']} it" if row["solver"] in CG_SOLVERS else ""))
     kappa = f" kappa={row['kappa']:.2f}" if row["kappa"] == row["kappa"] else ""
     kernel_text = f" kernel {kernel.value}" if kernel is not Kernel.l1 else ""
     chosen = ""

@@ -21,6 +21,7 @@ from rbrepro.models.registry import SUBJECT, feature_methods, method_spec
 from rbrepro.models.ridge_memory import featurize_memory, solve_memory
 from rbrepro.solvers.cg import ridge_cg
 from rbrepro.solvers.direct import solve_gram
+from rbrepro.vocabulary import CG_SOLVERS
 
 
 def why_not_distributed(method: str) -> str:
@@ -134,7 +135,7 @@ def _solve(model, operator: DistributedOperator, encoded: list, y_mean: np.ndarr
                  solve_memory(model._method, model.solver_, D, C, early_stopping=splits is not None),
                  model.memory_limit_gb)
     model.best_iteration_, model.search_iterations_ = -1, 0
-    if model.solver_ in ("cg", "pcg"):
+    if model.solver_ in CG_SOLVERS:
         searched = None if splits is None else _search(model, runner, splits, operator.shape[0] - n_held, D, y_mean)
         result = ridge_cg(operator, None, model.lam, model.maxit if searched is None else FINAL_STEPS, model.tol,
                           jacobi=model.solver_ == "pcg", rhs=operator.rhs(encoded, y_mean),
@@ -197,7 +198,7 @@ def fit_across(model, runner, sources: list) -> dict:
     model.featurize_s_, model.solve_s_, model.train_s_ = t1 - t0, t2 - t1, t2 - t0
     model.train_scores_ = operator.matvec(model.coef_) + model.y_mean_
     C = model.coef_.shape[1]
-    cg = model.solver_ in ("cg", "pcg")
+    cg = model.solver_ in CG_SOLVERS
     return {"workers": len(runner.worker_memory()), "partitions": len(sources),
             "bytes_per_cg_step": 2 * 8 * D * C * len(sources) if cg else 0,
             # W to each partition, (score, rows) back

@@ -15,11 +15,11 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rbrepro.constraints import check_count, check_sigma, seed_of
 from rbrepro.errors import InvalidParameter
 from rbrepro.features import _binning_kernels as kernels
 from rbrepro.features.authors_rng import authors_grids
 from rbrepro.features.binned_matrix import BinnedMatrix
-from rbrepro.features.params import check_count, check_sigma, seed_of
 from rbrepro.features.reference import mix64
 from rbrepro.memory import MemoryLimitError, check_memory
 

@@ -14,8 +14,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rbrepro.constraints import check_count, check_sigma, seed_of
 from rbrepro.features.laplacian import check_kernel
-from rbrepro.features.params import check_count, check_sigma, seed_of
 from rbrepro.memory import check_memory
 
 BLOCK_ROWS = 16384

@@ -21,9 +21,19 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from rbrepro.constraints import Interval, Options, validate_params
+from rbrepro.constraints import (
+    COUNT,
+    FRACTION,
+    ITERATIONS,
+    NONNEGATIVE,
+    SIGMA,
+    TOLERANCE,
+    Interval,
+    Options,
+    seed_of,
+    validate_params,
+)
 from rbrepro.errors import InvalidParameter
-from rbrepro.features.params import seed_of
 from rbrepro.memory import check_memory, memory_limit_bytes
 from rbrepro.models._base import _Classifier
 from rbrepro.models.registry import MethodSpec, method_spec
@@ -39,7 +49,7 @@ from rbrepro.solvers.stopping import (
     mean_sign_accuracy,
     regression_score,
 )
-from rbrepro.vocabulary import KERNELS, RIDGE_SOLVERS
+from rbrepro.vocabulary import CG_SOLVERS, KERNELS, RIDGE_SOLVERS, needs_cg
 
 PREDICT_BLOCK_ENTRIES = 1 << 26  # feature entries per prediction block: 256 MB of int32 ids or float32 values
 #: early stopping's last steps: CG from the search's best iterate on every row, the held-out rows added,
@@ -86,19 +96,19 @@ class _FeatureRidge(BaseEstimator):
     _r_param: str  # the keyword that takes R
     #: what each parameter takes (constraints.validate_params, at fit): R's keyword is added by `_constraints`
     _parameter_constraints = {
-        "sigma": [Interval(float, 0, None, closed="neither")],
+        "sigma": [SIGMA],
         "kernel": [Options(*KERNELS)],
-        "lam": [Interval(float, 0, None)],
+        "lam": [NONNEGATIVE],
         "solver": [Options(*RIDGE_SOLVERS)],
-        "maxit": [Interval(int, 0, None)],
-        "tol": [Interval(float, 0, None, closed="neither")],
+        "maxit": [ITERATIONS],
+        "tol": [TOLERANCE],
         "center": ["boolean"],
         "random_state": ["random_state"],
         "memory_limit_gb": [None, Interval(float, 0, None, closed="neither")],
         "draws": [Options("numpy", "authors")],
         "early_stopping": [Options("auto", True, False)],
-        "validation_fraction": [Interval(float, 0, 1, closed="neither")],
-        "n_iter_no_change": [Interval(int, 1, None)],
+        "validation_fraction": [FRACTION],
+        "n_iter_no_change": [COUNT],
     }
     #: its fitted state, as a saved model holds it (models.persist): arrays, then scalars
     _saved_arrays = ("coef_", "y_mean_", "train_scores_")
@@ -130,10 +140,10 @@ class _FeatureRidge(BaseEstimator):
         """Every parameter against `_parameter_constraints` (R's keyword an integer >= 1), then the one
         rule between two of them."""
         validate_params(self.get_params(deep=False),
-                        {**self._parameter_constraints, self._r_param: [Interval(int, 1, None)]})
-        if self.early_stopping is True and self.solver not in ("cg", "pcg"):
-            raise InvalidParameter(f"early_stopping stops CG's iterations; solver {self.solver!r} has none "
-                                   f"(use solver='cg' or 'pcg')")
+                        {**self._parameter_constraints, self._r_param: [COUNT]})
+        refusal = needs_cg("early_stopping", self.solver) if self.early_stopping is True else None
+        if refusal:
+            raise InvalidParameter(refusal)
 
     def _split_seed(self) -> int:
         """The held-out rows' seed: random_state's integer, else one drawn fresh (as None means)."""
@@ -167,7 +177,7 @@ class _FeatureRidge(BaseEstimator):
         t1 = time.perf_counter()
         self.n_columns_ = operator.shape[1]
         self.best_iteration_, self.search_iterations_ = -1, 0
-        if self.solver_ in ("cg", "pcg"):
+        if self.solver_ in CG_SOLVERS:
             self._solve_cg(operator, Y - self.y_mean_, split)
         else:
             check_memory(f"the {self.solver_} solve for D = {self.n_columns_}",
@@ -185,9 +195,9 @@ class _FeatureRidge(BaseEstimator):
         every row of X, CG on the rows not held out, each iterate scored on the held-out rows; returns
         the best iterate's held-out metric in the units of `metrics.score` over 100 for accuracy (a
         fraction), or the relative error for regression. No final fit: the estimator stays unfitted."""
-        if self.early_stopping is False or self.solver not in ("cg", "pcg"):
-            raise InvalidParameter("held_out_search is early stopping's search: it needs early_stopping 'auto' or "
-                                   "True and solver 'cg' or 'pcg'")
+        if self.early_stopping is False or self.solver not in CG_SOLVERS:
+            raise InvalidParameter(f"held_out_search is early stopping's search: it needs early_stopping 'auto' or "
+                                   f"True and solver {' or '.join(CG_SOLVERS)}")
         X, Y = self._validate_fit(X, y)
         self._check_params()
         self.solver_ = self.solver
@@ -219,7 +229,7 @@ class _FeatureRidge(BaseEstimator):
         With early_stopping=True, a split with an empty side is refused. `early_stopping_` says which
         it was."""
         self.early_stopping_ = False
-        if self.early_stopping is False or (self.early_stopping == "auto" and self.solver not in ("cg", "pcg")):
+        if self.early_stopping is False or (self.early_stopping == "auto" and self.solver not in CG_SOLVERS):
             return None
         held = held_out(n, self.validation_fraction, self._split_seed() if seed is None else seed)
         if self.early_stopping == "auto" and (held.all() or not held.any()):

@@ -12,8 +12,8 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from rbrepro.constraints import check_nonnegative, seed_of
 from rbrepro.errors import InvalidParameter
-from rbrepro.features.params import check_nonnegative, seed_of
 from rbrepro.memory import check_memory
 from rbrepro.models._base import _Classifier, _Regressor
 from rbrepro.models._docs import SCORE_CHECK, example, see_also

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rbrepro.errors import InvalidParameter
+from rbrepro.constraints import FRACTION, check
 
 #: defaults of the estimators' validation_fraction and n_iter_no_change
 VALIDATION_FRACTION = 0.1
@@ -48,13 +48,7 @@ def held_out(n_rows: int, fraction: float, seed: int, first_row: int = 0) -> np.
 
 
 def check_fraction(fraction) -> None:
-    if not (isinstance(fraction, (float, int, np.floating)) and 0 < fraction < 1):
-        raise InvalidParameter(f"validation_fraction must be a number in (0, 1), got {fraction!r}")
-
-
-def check_patience(patience) -> None:
-    if not (isinstance(patience, (int, np.integer)) and not isinstance(patience, bool) and patience >= 1):
-        raise InvalidParameter(f"n_iter_no_change must be an integer >= 1, got {patience!r}")
+    check("validation_fraction", fraction, FRACTION)
 
 
 def correct_decisions(S: np.ndarray, truth: np.ndarray) -> int:

@@ -1,0 +1,62 @@
+"""Facts defined once: the CG-family solver set and its refusal, and the validation rules every door
+shares (rbrepro.constraints)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rbrepro.constraints import check_count, check_nonnegative, check_sigma
+from rbrepro.errors import InvalidParameter
+from rbrepro.models.cell import CellParams
+from rbrepro.vocabulary import CG_SOLVERS, RIDGE_SOLVERS, needs_cg
+
+ADVICE = "choose solver " + " or ".join(CG_SOLVERS)
+
+
+def test_the_cg_family_is_among_the_ridge_solvers_and_has_one_refusal():
+    assert set(CG_SOLVERS) < set(RIDGE_SOLVERS)
+    assert needs_cg("early_stopping", "pcg") is None
+    assert needs_cg("stopping 'validation'", "default", "cg") is None
+    message = needs_cg("stopping 'validation'", "default", "cholesky", "stopping 'residual'")
+    assert "stops CG's iterations" in message and "cholesky" in message and ADVICE in message
+
+
+def test_every_door_refuses_validation_stopping_without_cg_with_the_same_advice(tmp_path):
+    from rbrepro.models import RandomFourierRegressor
+    from rbrepro.sweep.config import load_config
+    from rbrepro.yamlconf import ConfigError
+
+    with pytest.raises(InvalidParameter, match=ADVICE):
+        CellParams("ijcnn1", method="exact", stopping="validation").validate()
+    X = np.random.default_rng(0).uniform(size=(40, 2))
+    with pytest.raises(InvalidParameter, match=ADVICE):
+        RandomFourierRegressor(solver="direct", early_stopping=True).fit(X, X[:, 0])
+    path = tmp_path / "es.yaml"
+    path.write_text("name: es\nmethods: [rf]\nseeds: [0]\nsolver: {name: direct, stopping: validation}\n"
+                    "datasets: {digits: {sigma: [0.1], R: [16]}}\n")
+    with pytest.raises(ConfigError, match=ADVICE):
+        load_config(path)
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("R", 2.5, "R must be a positive integer"),
+    ("threads", 1.5, "threads must be an integer >= 0"),
+    ("lam", float("nan"), "lam must be a finite number >= 0"),
+    ("tol", 0.0, "tol must be a number > 0"),
+    ("maxit", -1, "maxit must be an integer >= 0"),
+    ("sigma", True, "sigma must be a positive finite number"),
+])
+def test_a_cells_numbers_are_checked_by_the_estimators_rules(field, value, words):
+    with pytest.raises(InvalidParameter, match=words):
+        CellParams("ijcnn1", **{field: value}).validate()
+
+
+def test_the_shared_rules_keep_their_messages():
+    with pytest.raises(InvalidParameter, match=r"^sigma must be a positive finite number, got -1\.0$"):
+        check_sigma(-1.0)
+    with pytest.raises(InvalidParameter, match=r"^R must be a positive integer, got 0$"):
+        check_count("R", 0)
+    with pytest.raises(InvalidParameter, match=r"^lam must be a finite number >= 0, got inf$"):
+        check_nonnegative("lam", float("inf"))
+    check_count("R", 10**400)  # an integer too large for a float is still an integer
