@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rbrepro.data import libsvm, user
-from rbrepro.data.checks import ContentError, check_parsed, task_of, with_task  # noqa: F401  (ContentError: re-exported)
+from rbrepro.data.checks import ContentError, check_parsed, task_of, with_task
 from rbrepro.data.delimited import parse_csv
 from rbrepro.data.fetch import (
     FetchError,
@@ -23,11 +23,12 @@ from rbrepro.data.fetch import (
     sha256_file,
     write_record,
 )
+from rbrepro.data.files import ParseError
 from rbrepro.data.folders import data_dir
 from rbrepro.data.generated import generated_origin, generated_rows
 from rbrepro.data.inputs import redact
 from rbrepro.data.registry import REGISTRY, DataFile, DatasetSpec, get_spec
-from rbrepro.data.scaling import MinMaxScaler, ScalingError, minmax_scale  # noqa: F401  (MinMaxScaler, minmax_scale: re-exported)
+from rbrepro.data.scaling import MinMaxScaler, ScalingError
 from rbrepro.errors import InvalidParameter, MissingData
 from rbrepro.memory import MemoryLimitError, out_of_memory
 from rbrepro.vocabulary import SCALINGS
@@ -328,7 +329,7 @@ def _read(spec: DatasetSpec, root: Path, fetch: bool, mirror, progress: bool, me
         except MemoryError:  # not the guard's refusal: an allocation the machine's limits refused
             raise MemoryLimitError(out_of_memory(redact(f.url) if f.url else str(raw), "reading its rows",
                                                  memory_limit_gb)) from None
-        except libsvm.ParseError as exc:
+        except ParseError as exc:
             if not f.url:
                 raise
             raise type(exc)(str(exc).replace(str(raw), redact(f.url))) from None

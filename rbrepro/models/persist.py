@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from rbrepro.constraints import check_sigma
 from rbrepro.data.atomic import atomic_path
-from rbrepro.data.load import MinMaxScaler
+from rbrepro.data.scaling import MinMaxScaler
 from rbrepro.errors import RbreproError
 from rbrepro.models.registry import METHODS, RCD_ESTIMATORS, resolve
 

@@ -20,12 +20,13 @@ import numpy as np
 import pandas as pd
 
 from rbrepro.analysis.chosen import chosen_numpy_rows, chosen_sigma_rows, draws_of, most_run_R, numpy_test_rows
-from rbrepro.analysis.growth import LINEAR_SLOPE
-from rbrepro.analysis.rows import LOAD_FLAG_CORES, disturbed_timings, higher_is_better, test_rows
+from rbrepro.analysis.rows import higher_is_better, test_rows
 from rbrepro.analysis.speedups import eq29_speedup, speedups
 from rbrepro.analysis.targets import rows_reaching
 from rbrepro.models.registry import SUBJECT, rcd_baseline
 from rbrepro.report.markdown import band
+from rbrepro.sweep.growth import LINEAR_SLOPE
+from rbrepro.sweep.quiet import LOAD_FLAG_CORES, disturbed_timings
 
 HOLDS, PARTLY, FAILS, NOT_JUDGED = "holds", "holds partly", "does not hold", "not judged"
 VERDICTS = (HOLDS, PARTLY, FAILS, NOT_JUDGED)

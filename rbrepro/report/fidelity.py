@@ -21,12 +21,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from rbrepro.analysis.chosen import (  # noqa: F401 - re-exported: the rows a point stands on
+from rbrepro.analysis.chosen import (
     chosen_exact,
-    chosen_numpy_rows,
     chosen_sigma_rows,
     draws_of,
-    numpy_test_rows,
 )
 from rbrepro.analysis.rows import test_rows
 from rbrepro.models.registry import REFERENCE, SUBJECT, baselines
