@@ -27,12 +27,11 @@ def choose_sigma(params: CellParams, data, on_point=None, rows: int | None | str
     split (the site's validation file, else a seeded 20 %). `rows`: the held-out search's sample size
     (None: every training row; "default": sigma_search.SUBSAMPLE_ROWS)."""
     from rbrepro.models.cell import make_model
-    from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
-    from rbrepro.models.sigma_search import choose_sigma as search
+    from rbrepro.models.sigma_search import SUBSAMPLE_ROWS, search_sigma
 
     threads = min(params.threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
     numba.set_num_threads(threads)
-    return search(params, data, lambda p: make_model(p, data.model_task, threads),
+    return search_sigma(params, data, lambda p: make_model(p, data.model_task, threads),
                   lambda p: float(run_cell(replace(p, evaluate_on="validation"), data)["test_metric"]), on_point,
                   rows=SUBSAMPLE_ROWS if rows == "default" else rows)
 

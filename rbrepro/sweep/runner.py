@@ -39,7 +39,7 @@ from rbrepro.sweep.config import SweepConfig
 from rbrepro.sweep.keys import params_key
 from rbrepro.sweep.plan import CellTask, ClusterCellTask, Job, SweepCounts, SweepPlan, plan_sweep
 from rbrepro.sweep.quiet import LOAD_FLAG_CORES, quietness
-from rbrepro.sweep.selection import choose_sigma
+from rbrepro.sweep.selection import best_sigmas
 from rbrepro.sweep.store import (
     CSV_NAME,
     UNAVAILABLE_NAME,
@@ -73,12 +73,12 @@ def select(cells: Iterable[CellParams], datasets=(), sigmas=(), Rs=(), seeds=(),
 
 def _chosen_sigma(config: SweepConfig, out: Path, fingerprints: dict, reuse_stale: bool = False) -> dict:
     """(dataset, method, R) -> (sigma, edge), chosen from the finished cells of `out`: the
-    validation cells, or the test grid when choosing on test (SweepConfig.choose_sigma)."""
+    validation cells, or the test grid when choosing on test (selection.best_sigmas)."""
     if config.selection is None:
         return {}
     source = selection_cells(config) if config.selection.on == "validation" else cells_on_test(config)
     rows = [s.row for s in cell_states(source, out, fingerprints, reuse_stale) if s.status == "done"]
-    return choose_sigma(config, rows)
+    return best_sigmas(config, rows)
 
 def annotate(frame: pd.DataFrame, config: SweepConfig, chosen: dict) -> pd.DataFrame:
     """Mark the rows sigma selection chose: `selected` (the chosen sigma of its dataset, method
