@@ -321,7 +321,7 @@ def _read(spec: DatasetSpec, root: Path, fetch: bool, mirror, progress: bool, me
             parsed[role] = load_parsed(raw, spec.n_features, root / "cache", f.format, key=f.path,
                                        repairs=f.repairs, label_column=f.label_column,
                                        memory_limit_gb=memory_limit_gb)
-        except MemoryLimitError as exc:
+        except (MemoryLimitError, ParseError) as exc:
             if not f.url:
                 raise
             # a user's file is parsed from its copy under raw/user/: name the file the user gave
@@ -329,10 +329,6 @@ def _read(spec: DatasetSpec, root: Path, fetch: bool, mirror, progress: bool, me
         except MemoryError:  # not the guard's refusal: an allocation the machine's limits refused
             raise MemoryLimitError(out_of_memory(redact(f.url) if f.url else str(raw), "reading its rows",
                                                  memory_limit_gb)) from None
-        except ParseError as exc:
-            if not f.url:
-                raise
-            raise type(exc)(str(exc).replace(str(raw), redact(f.url))) from None
         _check_rows(raw, parsed[role], f)
         check_parsed(redact(f.url) if f.url else str(raw), parsed[role], spec.n_features)
     return parsed["train"], parsed.get("test"), parsed.get("val")

@@ -274,7 +274,6 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None, w
         "scaling": data.scaling,
         "split": data.split,
         "data_repairs": "; ".join(data.info.get("repairs", ())),  # known source defects repaired (registry)
-        "centering": None if rcd else model.center_,
         "status": "ok",
         "error": "",
         **provenance(),

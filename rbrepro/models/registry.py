@@ -302,11 +302,6 @@ def method_spec(name: str) -> MethodSpec:
         raise UnknownName(f"method {name!r} is not available; choose from {', '.join(METHODS)}") from None
 
 
-def method_help() -> str:
-    """The methods for a help text: each name with what it is, from the registry."""
-    return "; ".join(f"{name} ({spec.title})" for name, spec in METHODS.items())
-
-
 _RCD_DRAWS = ("rng and scoring 'authors' replay the authors' ridge drivers; rcd cells use numpy draws and the "
               "standard scoring")
 #: what the rcd solver needs of a cell beyond a method that lists it: (setting, the value it needs, why)
