@@ -60,3 +60,21 @@ def test_the_shared_rules_keep_their_messages():
     with pytest.raises(InvalidParameter, match=r"^lam must be a finite number >= 0, got inf$"):
         check_nonnegative("lam", float("inf"))
     check_count("R", 10**400)  # an integer too large for a float is still an integer
+
+
+def test_the_same_sigma_is_one_tolerance():
+    from rbrepro.metrics import same_sigma
+
+    assert same_sigma(1.58, 1.58 * (1 + 1e-12)) and not same_sigma(1.58, 1.58 * (1 + 1e-6))
+    assert same_sigma(0.01 + 5e-10, 0.01)  # absolute below 1: a value read back from text
+    assert list(same_sigma(np.array([0.1, 0.2, 0.1 + 1e-11]), 0.1)) == [True, False, True]
+
+
+def test_the_figures_drawn_are_the_vocabularys_and_rbs_draws_are_its_rngs():
+    from rbrepro import vocabulary
+    from rbrepro.features import RandomBinningFeatures
+    from rbrepro.plots import FIGURES
+
+    assert tuple(FIGURES) == vocabulary.FIGURES and all(callable(f) for f in FIGURES.values())
+    with pytest.raises(InvalidParameter, match="draws must be one of " + ", ".join(vocabulary.RNGS)):
+        RandomBinningFeatures(draws="other").fit(np.zeros((4, 2)))

@@ -49,7 +49,7 @@ from rbrepro.solvers.stopping import (
     mean_sign_accuracy,
     regression_score,
 )
-from rbrepro.vocabulary import CG_SOLVERS, KERNELS, RIDGE_SOLVERS, needs_cg
+from rbrepro.vocabulary import CG_SOLVERS, KERNELS, RIDGE_SOLVERS, RNGS, needs_cg
 
 PREDICT_BLOCK_ENTRIES = 1 << 26  # feature entries per prediction block: 256 MB of int32 ids or float32 values
 #: early stopping's last steps: CG from the search's best iterate on every row, the held-out rows added,
@@ -105,7 +105,7 @@ class _FeatureRidge(BaseEstimator):
         "center": ["boolean"],
         "random_state": ["random_state"],
         "memory_limit_gb": [None, Interval(float, 0, None, closed="neither")],
-        "draws": [Options("numpy", "authors")],
+        "draws": [Options(*RNGS)],
         "early_stopping": [Options("auto", True, False)],
         "validation_fraction": [FRACTION],
         "n_iter_no_change": [COUNT],
