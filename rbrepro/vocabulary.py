@@ -13,6 +13,8 @@ KERNELS = ("l1", "euclidean")
 #: the solvers that iterate CG (cg, and pcg: CG preconditioned by the square root of Z^T Z's diagonal):
 #: the ones with steps to count (cg_iterations) and to stop early (stopping validation, early_stopping)
 CG_SOLVERS = ("cg", "pcg")
+#: the preconditioned one: the estimators' own default, and what stopping auto runs for a "default" CG
+PRECONDITIONED_CG = CG_SOLVERS[1]
 #: the ridge solvers of an explicit feature matrix (models.feature_ridge, models.ridge_classes)
 RIDGE_SOLVERS = (*CG_SOLVERS, "direct")
 #: every solver a cell can name: "default" is the method's own, rcd the parallel L1 solver of §4

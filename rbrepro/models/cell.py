@@ -39,6 +39,7 @@ from rbrepro.vocabulary import (
     CG_SOLVERS,
     KERNELS,
     LOSSES,
+    PRECONDITIONED_CG,
     RNGS,
     SCALINGS,
     SCORINGS,
@@ -125,7 +126,7 @@ class CellParams:
             return self
         if self.solved_by() not in CG_SOLVERS:
             return replace(self, stopping="residual")
-        return replace(self, stopping="validation", solver="pcg" if self.solver == "default" else self.solver)
+        return replace(self, stopping="validation", solver=PRECONDITIONED_CG if self.solver == "default" else self.solver)
 
     def solved_by(self) -> str:
         """The solver that runs: `solver`, or the method's own for "default" (Cholesky for the kernel methods)."""

@@ -49,7 +49,7 @@ from rbrepro.solvers.stopping import (
     mean_sign_accuracy,
     regression_score,
 )
-from rbrepro.vocabulary import CG_SOLVERS, KERNELS, RIDGE_SOLVERS, RNGS, needs_cg
+from rbrepro.vocabulary import CG_SOLVERS, KERNELS, PRECONDITIONED_CG, RIDGE_SOLVERS, RNGS, needs_cg
 
 PREDICT_BLOCK_ENTRIES = 1 << 26  # feature entries per prediction block: 256 MB of int32 ids or float32 values
 #: early stopping's last steps: CG from the search's best iterate on every row, the held-out rows added,
@@ -93,7 +93,6 @@ class _FeatureRidge(BaseEstimator):
     """
 
     _method: str  # the registry's name of its feature method, fixed by the class (`spec` is its entry)
-    _r_param: str  # the keyword that takes R
     #: what each parameter takes (constraints.validate_params, at fit): R's keyword is added by `_constraints`
     _parameter_constraints = {
         "sigma": [SIGMA],
@@ -117,6 +116,11 @@ class _FeatureRidge(BaseEstimator):
                       "search_iterations_", "early_stopping_")
     #: saved scalars that model files written before them lack, with the value they then mean
     _scalar_defaults = {"best_iteration_": -1, "n_validation_": 0, "search_iterations_": 0, "early_stopping_": False}
+
+    @property
+    def _r_param(self) -> str:
+        """The keyword that takes R: its method's registry entry says."""
+        return self.spec.r_parameter
 
     def _n_requested(self) -> int:
         return getattr(self, self._r_param)
@@ -268,7 +272,7 @@ class _FeatureRidge(BaseEstimator):
         Z_fit, Y_fit, Z_val, Y_val = split
         stopper = self._stopping(Z_val, Y_val, lo, hi, C)
         stopper.start(np.zeros((self.n_columns_, hi - lo)))
-        result = ridge_cg(Z_fit, Y_fit[:, lo:hi], self.lam, self.maxit, self.tol, jacobi=self.solver_ == "pcg",
+        result = ridge_cg(Z_fit, Y_fit[:, lo:hi], self.lam, self.maxit, self.tol, jacobi=self.solver_ == PRECONDITIONED_CG,
                           callback=stopper)
         self.best_iteration_ = max(self.best_iteration_, stopper.best_iteration)
         self.search_iterations_ = max(self.search_iterations_, result.iterations)
@@ -295,7 +299,7 @@ class _FeatureRidge(BaseEstimator):
             hi = min(C, lo + per_pass)
             searched = None if split is None else self._search(split, lo, hi, C)
             result = ridge_cg(operator, Y[:, lo:hi], self.lam, self.maxit if searched is None else FINAL_STEPS,
-                              self.tol, jacobi=self.solver_ == "pcg",
+                              self.tol, jacobi=self.solver_ == PRECONDITIONED_CG,
                               x0=None if searched is None else searched.best_coef)
             if coef is None:
                 coef = result.coef
