@@ -41,7 +41,7 @@ from rbrepro.cli.common import (
     say,
     status,
 )
-from rbrepro.models.registry import SUBJECT
+from rbrepro.models.registry import DEFAULT_L1, SUBJECT
 from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
 from rbrepro.vocabulary import CG_SOLVERS
 
@@ -134,7 +134,7 @@ def train(
     scaling: Scaling = typer.Option(Scaling.default, "--scaling", help=SCALING_HELP),
     lam: Optional[float] = typer.Option(None, "--lam", callback=_validated(_check_lam), help="Ridge lambda [default: the dataset's, usually 0.01]."),
     solver: Solver = typer.Option(Solver.default, "--solver", help=SOLVER_HELP),
-    l1: Optional[float] = typer.Option(None, "--l1", help="rcd: the L1 weight lambda of F(w) [default: 1e-4]."),
+    l1: Optional[float] = typer.Option(None, "--l1", help=f"rcd: the L1 weight lambda of F(w) [default: {DEFAULT_L1:g}]."),
     loss: Loss = typer.Option(Loss.squared_hinge, "--loss", help="rcd loss for classification (regression: square)."),
     epochs: int = typer.Option(20, "--epochs", min=0, help="rcd: passes over all coordinates."),
     variant: Variant = typer.Option(Variant.async_, "--variant",

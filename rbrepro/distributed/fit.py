@@ -17,7 +17,7 @@ from rbrepro.errors import InvalidParameter
 from rbrepro.memory import GB, MemoryLimitError, check_memory
 from rbrepro.models import targets
 from rbrepro.models.feature_ridge import FINAL_STEPS
-from rbrepro.models.registry import SUBJECT, feature_methods, method_spec
+from rbrepro.models.registry import SUBJECT, method_spec, splittable_methods
 from rbrepro.models.ridge_memory import featurize_memory, solve_memory
 from rbrepro.solvers.cg import ridge_cg
 from rbrepro.solvers.direct import solve_gram
@@ -29,14 +29,10 @@ def why_not_distributed(method: str) -> str:
     reason, or that only the ridge models on explicit features split by rows."""
     spec = method_spec(method)
     if spec.distributed:
-        return f"{method} does not fit across machines: {spec.distributed}; use {', '.join(_splittable())}"
+        return f"{method} does not fit across machines: {spec.distributed}; use {', '.join(splittable_methods())}"
     if not spec.has_features:
-        return f"{method} does not fit across machines: only the ridge models on {', '.join(_splittable())} do"
+        return f"{method} does not fit across machines: only the ridge models on {', '.join(splittable_methods())} do"
     return ""
-
-
-def _splittable() -> list[str]:
-    return [m for m in feature_methods() if not method_spec(m).distributed]
 
 
 def check_distributable(model) -> str:
@@ -47,7 +43,7 @@ def check_distributable(model) -> str:
         raise NotDistributable(why)
     if method is None or not hasattr(model, "_feature_map"):
         raise NotDistributable(f"{type(model).__name__} does not fit across machines: only the ridge models on "
-                               f"{', '.join(_splittable())} features do")
+                               f"{', '.join(splittable_methods())} features do")
     model._check_params()
     if model.solver == "direct" and getattr(model.spec.feature_class(), "sparse", False):
         raise NotDistributable(f"{method} with solver direct factors the D x D matrix Z^T Z of its sparse features on "

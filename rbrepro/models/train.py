@@ -11,9 +11,9 @@ import numba
 import numpy as np
 
 from rbrepro.models.cell import CellParams, run_cell
+from rbrepro.models.registry import DEFAULT_L1
 
-#: rcd's L1 weight when none is given (the ridge lambda comes from the dataset's registry entry)
-DEFAULT_L1 = 1e-4
+
 def resolve_stopping(params: CellParams, stopping: str) -> CellParams:
     """`params` with CG's stopping rule as asked ("auto", "residual" or "validation"), settled as
     every door settles it (CellParams.resolved) and checked."""
