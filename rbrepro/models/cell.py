@@ -106,7 +106,7 @@ class CellParams:
         if self.rng == "authors" and not spec.authors_draws:
             authors = ", ".join(name for name, other in METHODS.items() if other.authors_draws)
             raise InvalidParameter(f"rng 'authors' replays the authors' Random Binning draws; it needs method {authors}")
-        conflict = solver_conflict(self.solver, (self.method,), rng=self.rng, scoring=self.scoring)
+        conflict = solver_conflict(self.solver, (self.method,), kernel=self.kernel, rng=self.rng, scoring=self.scoring)
         if conflict:
             raise InvalidParameter(conflict)
         refusal = needs_cg("stopping 'validation'", self.solver, self.solved_by(), "stopping 'residual'") \
@@ -136,21 +136,16 @@ class CellParams:
         return "cholesky" if spec.cholesky else spec.default_solver
 
     def _check_combination(self, spec) -> None:
-        """The solver and kernel the method takes (the rcd solver's own needs: registry.solver_conflict)."""
+        """The solver and kernel the method takes (the rcd solver's own needs are registry.solver_conflict's,
+        asked once in `validate`)."""
         if spec.cholesky and self.solver != "default":
             raise InvalidParameter(f"{self.method} solves its kernel systems by Cholesky; --solver must be 'default'")
         if self.solver not in spec.solvers and self.solver != "rcd":
             raise InvalidParameter(f"{self.method} takes the solvers {', '.join(spec.solvers)}, not {self.solver!r}")
-        conflict = solver_conflict(self.solver, (self.method,))
-        if conflict:
-            raise InvalidParameter(conflict)
         if self.kernel not in spec.kernels:
             others = ", ".join(name for name, other in METHODS.items() if self.kernel in other.kernels)
             raise InvalidParameter(f"{spec.title} approximates the {' or '.join(spec.kernels)} kernel only; kernel "
                                    f"{self.kernel!r} needs method {others} (and a ridge solver)")
-        conflict = solver_conflict(self.solver, (self.method,), kernel=self.kernel)
-        if conflict:
-            raise InvalidParameter(conflict)
 
     def _check_numbers(self, spec) -> None:
         """The numbers by the estimators' own constraints (R only where the method has one)."""
