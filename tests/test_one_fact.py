@@ -78,3 +78,42 @@ def test_the_figures_drawn_are_the_vocabularys_and_rbs_draws_are_its_rngs():
     assert tuple(FIGURES) == vocabulary.FIGURES and all(callable(f) for f in FIGURES.values())
     with pytest.raises(InvalidParameter, match="draws must be one of " + ", ".join(vocabulary.RNGS)):
         RandomBinningFeatures(draws="other").fit(np.zeros((4, 2)))
+
+
+def test_the_kernels_are_declared_once_and_a_registered_one_is_taken_by_name():
+    """A kernel is its functions plus one KernelSpec: here exp(-sigma ||x - y||_1 / 2), whose
+    frequencies are the L1 kernel's at sigma / 2; the feature maps and the exact kernel take it."""
+    from rbrepro import vocabulary
+    from rbrepro.features import NystromFeatures, RandomFourierFeatures
+    from rbrepro.features.kernels import (
+        KERNEL_SPECS,
+        KernelSpec,
+        cauchy_frequencies,
+        register_kernel,
+        unregister_kernel,
+    )
+    from rbrepro.models.kernel_ridge import ExactKernelRegressor
+
+    assert tuple(KERNEL_SPECS) == vocabulary.KERNELS
+
+    def half_l1(A, B, sigma, out):
+        out[:] = np.exp(-0.5 * sigma * np.abs(A[:, None, :] - B[None, :, :]).sum(axis=2))
+
+    register_kernel(KernelSpec(name="half_l1", distance="||x - y||_1 / 2", matrix=half_l1,
+                               frequencies=lambda rng, d, R, sigma: cauchy_frequencies(rng, d, R, sigma / 2)))
+    try:
+        with pytest.raises(InvalidParameter, match="registered already"):
+            register_kernel(KERNEL_SPECS["half_l1"])
+        X = np.random.default_rng(0).uniform(size=(60, 3))
+        K = np.empty((60, 60))
+        half_l1(X, X, 2.0, K)
+        Z = RandomFourierFeatures(n_components=20000, sigma=2.0, kernel="half_l1", random_state=0).fit(X).transform(X)
+        assert np.abs(Z.astype(float) @ Z.T.astype(float) - K).max() < 0.05
+        Zn = NystromFeatures(n_components=60, sigma=2.0, kernel="half_l1", random_state=0).fit(X).transform(X)
+        assert np.allclose(Zn @ Zn.T, K, atol=1e-6)
+        exact = ExactKernelRegressor(sigma=2.0, kernel="half_l1", lam=1e-8).fit(X, X[:, 0])
+        assert np.abs(exact.predict(X) - X[:, 0]).max() < 1e-3
+    finally:
+        unregister_kernel("half_l1")
+    with pytest.raises(InvalidParameter, match="kernel must be one of"):
+        RandomFourierFeatures(kernel="half_l1").fit(X)
