@@ -203,7 +203,7 @@ def choose_rbf_gamma(X, y, task: str, lam: float, R: int, seed: int = 0) -> floa
     return max(scores, key=scores.get)
 
 
-def choose_sigma(make, X, y, task: str, seed: int = 0, sigmas=None) -> float:
+def scan_sigma(make, X, y, task: str, seed: int = 0, sigmas=None) -> float:
     """A method's own sigma from rbrepro's `--sigma auto` grid (0.01 ... 100, three a decade) on the
     validation slice of the training rows (never the test rows); the smaller sigma on a tie."""
     from rbrepro import metrics
@@ -367,8 +367,8 @@ def run_dataset(name: str, args, machine: dict, exe, authors_why: str, sx_python
     # each approximation's own sigma, chosen on the validation slice at R = SCAN_R (the exact
     # kernel's sets the targets only): a width good for the kernel need not be good for its features
     scan = min(SCAN_R, rs[-1])
-    rb_sigma = choose_sigma(lambda s: rb_estimator(task, scan, s, lam, seed)[0], Xtr, ytr, task, seed)
-    ny_sigma = choose_sigma(lambda s: RidgeOnFeatures(Nystroem(kernel="laplacian", gamma=s, n_components=scan,
+    rb_sigma = scan_sigma(lambda s: rb_estimator(task, scan, s, lam, seed)[0], Xtr, ytr, task, seed)
+    ny_sigma = scan_sigma(lambda s: RidgeOnFeatures(Nystroem(kernel="laplacian", gamma=s, n_components=scan,
                                                                random_state=seed), lam, task), Xtr, ytr, task, seed)
     print(f"  sigma chosen on the validation slice at R = {scan}: RB {rb_sigma:g}, Nystroem {ny_sigma:g}", flush=True)
     _, rb_config = rb_estimator(task, 16, rb_sigma, lam, seed)

@@ -31,8 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rbrepro.data.load import MinMaxScaler, load_dataset
+from rbrepro.data.load import load_dataset
 from rbrepro.data.registry import REGISTRY, shape_dataset
+from rbrepro.data.scaling import MinMaxScaler
 from rbrepro.data.synthetic import BINNING, SHAPES, Shape, generate, shape_digest
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.provenance import provenance

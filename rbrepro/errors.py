@@ -1,4 +1,8 @@
 """One hierarchy for the errors a user can fix: bad input, files, settings, or a machine too small.
+Its root and the general kinds are here; an error that belongs to one part (ConfigError in yamlconf,
+ParseError in data.files, MemoryLimitError in memory, ModelFileError in models.persist, the cluster's
+in distributed.errors, ...) subclasses one of them beside the code that raises it, so the command line
+catches them all as RbreproError.
 
 Each carries a message that names the file, line, key, option or value at fault and what to do.
 The command line prints these, and an OSError about a file, as one line (exit status 2); any other

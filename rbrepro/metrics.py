@@ -94,6 +94,16 @@ def seed_statistic(values: Iterable[float]) -> float:
     return float(np.median(values)) if values else float("nan")
 
 
+#: two sigmas within this relative distance (absolute below 1) are the same grid point: a value read back
+#: from a CSV, a config or the command line against the grid's own
+SAME_SIGMA = 1e-9
+
+
+def same_sigma(a, b):
+    """Whether sigma(s) `a` stand for the grid point `b` (SAME_SIGMA): a bool, or an array of them."""
+    return np.abs(np.asarray(a, dtype=float) - b) <= SAME_SIGMA * np.maximum(1.0, np.abs(b))
+
+
 def best_sigma(scores: Mapping[float, Iterable[float]], metric: str) -> float:
     """sigma -> the metric of each run at it: the sigma with the best median (`seed_statistic`), the
     smaller sigma on a tie; sigmas whose median is not finite are passed over (NaN: none is finite).

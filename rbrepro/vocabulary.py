@@ -10,8 +10,13 @@ TASKS = ("regression", "binary", "multiclass")
 #: the Laplacian kernel's distance: l1 (the product kernel RB approximates) or euclidean (the
 #: authors' baselines, docs/authors-protocol.md); features.laplacian computes both
 KERNELS = ("l1", "euclidean")
+#: the solvers that iterate CG (cg, and pcg: CG preconditioned by the square root of Z^T Z's diagonal):
+#: the ones with steps to count (cg_iterations) and to stop early (stopping validation, early_stopping)
+CG_SOLVERS = ("cg", "pcg")
+#: the preconditioned one: the estimators' own default, and what stopping auto runs for a "default" CG
+PRECONDITIONED_CG = CG_SOLVERS[1]
 #: the ridge solvers of an explicit feature matrix (models.feature_ridge, models.ridge_classes)
-RIDGE_SOLVERS = ("cg", "pcg", "direct")
+RIDGE_SOLVERS = (*CG_SOLVERS, "direct")
 #: every solver a cell can name: "default" is the method's own, rcd the parallel L1 solver of §4
 SOLVERS = ("default", *RIDGE_SOLVERS, "rcd")
 #: when CG stops: auto (the default of every door: validation where the method solves by CG, with
@@ -37,3 +42,15 @@ SCORINGS = ("standard", "authors")
 PROTOCOLS = ("fair", "as-published", "custom")
 #: where a band of seeds is run: at the chosen sigma, or at every sigma of the grid
 BAND_AT = ("chosen", "grid")
+
+
+def needs_cg(what: str, solver: str, solved_by: str | None = None, instead: str = "") -> str | None:
+    """The one refusal of a stopping rule that stops CG's iterations (`what`: "stopping 'validation'",
+    "early_stopping") where the solver that runs (`solved_by`, else `solver`) has none; None where it
+    has. `instead` ends the advice ("stopping 'residual'")."""
+    runs = solved_by or solver
+    if runs in CG_SOLVERS:
+        return None
+    by = "" if runs == solver else f", solving by {runs},"
+    other = f", or {instead}" if instead else ""
+    return f"{what} stops CG's iterations; solver {solver!r}{by} has none: choose solver {' or '.join(CG_SOLVERS)}{other}"

@@ -130,7 +130,7 @@ def test_protocol_kernel_scaling_and_baseline_grids_reach_every_cell():
 def test_maxabs_scaling_divides_each_column_by_its_largest_magnitude():
     import scipy.sparse as sp
 
-    from rbrepro.data.load import MinMaxScaler
+    from rbrepro.data.scaling import MinMaxScaler
 
     X = np.array([[-4.0, 0.0, 1.0], [2.0, 0.0, 3.0]], dtype=np.float32)
     scaler = MinMaxScaler.fit_maxabs(X)

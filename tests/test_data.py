@@ -13,8 +13,9 @@ from sklearn.datasets import load_svmlight_file
 from rbrepro.data import libsvm, load
 from rbrepro.data import transfer as fetch_mod  # the retries and backoff live in the transfer module
 from rbrepro.data.fetch import FetchError, fetch_dataset
-from rbrepro.data.load import load_dataset, minmax_scale
+from rbrepro.data.load import load_dataset
 from rbrepro.data.registry import REGISTRY, get_spec
+from rbrepro.data.scaling import minmax_scale
 from tests.conftest import make_binary_problem, write_libsvm
 
 

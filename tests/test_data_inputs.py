@@ -23,8 +23,9 @@ from rbrepro.data import transfer as transfer_mod
 from rbrepro.data.content import check_content
 from rbrepro.data.delimited import parse_csv
 from rbrepro.data.fetch import FetchError, HashLock, fetch_dataset
+from rbrepro.data.files import ParseError
 from rbrepro.data.folders import data_dir
-from rbrepro.data.libsvm import ParseError, parse_libsvm
+from rbrepro.data.libsvm import parse_libsvm
 from rbrepro.data.load import load_dataset
 from rbrepro.data.registry import get_spec
 from rbrepro.data.user import spec_from_files, spec_from_path
@@ -318,10 +319,10 @@ def test_a_decompression_bomb_is_refused_while_streaming(suffix, pack, tmp_path,
 
 
 def test_the_default_decompression_limit_follows_the_memory_limit(tmp_path, monkeypatch):
-    from rbrepro.data import libsvm
+    from rbrepro.data.files import max_decompressed_bytes
 
     monkeypatch.setenv("RBREPRO_MEMORY_LIMIT_GB", "0.0005")  # 4 x this is about 2 MB
-    assert libsvm.max_decompressed_bytes()[0] == 4 * int(0.0005 * 1024**3)
+    assert max_decompressed_bytes()[0] == 4 * int(0.0005 * 1024**3)
     bomb = tmp_path / "b.gz"
     bomb.write_bytes(gzip.compress(b"1 1:0.5\n" * 400_000))
     with pytest.raises(ParseError, match="RBREPRO_MEMORY_LIMIT_GB"):

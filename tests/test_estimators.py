@@ -149,7 +149,7 @@ def test_prediction_in_row_blocks_equals_one_block(method, monkeypatch):
     rng = np.random.default_rng(0)
     X = rng.random((2000, 5))
     cls = method_spec(method).estimator("classification")
-    model = cls(**{cls._r_param: 64}, sigma=1.0, random_state=0).fit(X, X[:, 0] > 0.5)
+    model = cls(**{cls().spec.r_parameter: 64}, sigma=1.0, random_state=0).fit(X, X[:, 0] > 0.5)
     whole = model.decision_function(X)
     monkeypatch.setattr(feature_ridge, "PREDICT_BLOCK_ENTRIES", 64 * 300)  # 7 blocks, the last one short
     tol = 1e-5 if method == "rf" else 1e-12  # RF features are float32 sgemm, whose sums depend on the shape

@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 
 from rbrepro.cli import app
 from rbrepro.data import libsvm
-from rbrepro.data.libsvm import ParseError, parse_libsvm
+from rbrepro.data.files import ParseError
+from rbrepro.data.libsvm import parse_libsvm
 from rbrepro.data.load import load_dataset, load_parsed
 from rbrepro.data.user import _basename, spec_from_path
 from rbrepro.sweep import store

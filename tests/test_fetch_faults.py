@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from rbrepro.data import transfer as transfer_mod
+from rbrepro.data.checks import ContentError
 from rbrepro.data.fetch import FetchError, fetch_dataset
-from rbrepro.data.libsvm import ParseError
-from rbrepro.data.load import ContentError, load_dataset
+from rbrepro.data.files import ParseError
+from rbrepro.data.load import load_dataset
 from rbrepro.data.registry import get_spec
 from tests.cli_runner import CLI
 from tests.conftest import make_binary_problem, write_libsvm, write_manifest

@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rbrepro.data.atomic import atomic_path
-from rbrepro.data.libsvm import ParseError, parse_libsvm
+from rbrepro.data.files import ParseError
+from rbrepro.data.libsvm import parse_libsvm
 from rbrepro.models.persist import ModelFileError, load_model
 from rbrepro.sweep.cells import cells_on_test
 from tests.cli_runner import one_line_error, run_cli

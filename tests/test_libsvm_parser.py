@@ -8,7 +8,8 @@ import pytest
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
-from rbrepro.data.libsvm import ParseError, parse_libsvm
+from rbrepro.data.files import ParseError
+from rbrepro.data.libsvm import parse_libsvm
 
 
 def _dense(parsed):
@@ -119,7 +120,8 @@ def test_the_susy_missing_space_is_repaired_exactly_and_named(tmp_path):
     defect, and only it, is repaired, also when a block boundary cuts it, and the parse says so."""
     import lzma
 
-    from rbrepro.data.libsvm import ParseError, parse_libsvm
+    from rbrepro.data.files import ParseError
+    from rbrepro.data.libsvm import parse_libsvm
     from rbrepro.data.registry import REGISTRY, SUSY_MISSING_SPACE
 
     good = "1 1:0.5 13:0.25 14:0.75\n"

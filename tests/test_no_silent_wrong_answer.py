@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from rbrepro import models
-from rbrepro.data.load import ContentError, load_dataset
+from rbrepro.data.checks import ContentError
+from rbrepro.data.load import load_dataset
 from rbrepro.errors import InvalidParameter
 from rbrepro.memory import MemoryLimitError
 from tests.cli_runner import one_line_error, run_cli

@@ -14,10 +14,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rbrepro.analysis.rows import LOAD_FLAG_CORES, disturbed_timings
 from rbrepro.sweep import worker
 from rbrepro.sweep.config import ConfigError, parse_config
 from rbrepro.sweep.plan import plan_sweep
+from rbrepro.sweep.quiet import LOAD_FLAG_CORES, disturbed_timings
 from rbrepro.sweep.runner import run_sweep
 from tests.cli_runner import run_cli
 

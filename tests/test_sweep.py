@@ -19,7 +19,7 @@ from rbrepro.sweep.cells import cells_on_test, selection_cells
 from rbrepro.sweep.config import ConfigError, parse_config
 from rbrepro.sweep.keys import cell_key
 from rbrepro.sweep.runner import run_sweep
-from rbrepro.sweep.selection import choose_sigma
+from rbrepro.sweep.selection import best_sigmas
 from tests.cli_runner import CLI
 
 COMPARE = ["dataset", "method", "sigma", "R", "seed", "threads", "test_metric", "train_metric", "D", "cg_iterations",
@@ -93,11 +93,11 @@ def test_the_fair_protocol_never_chooses_on_test_rows():
     fair = parse_config("name: f\nprotocol: fair\nsigma_selection: validation\n"
                         "datasets:\n  digits: {sigma: [0.1, 1.0, 10.0], R: [8]}\n", "f.yaml")
     # the test rows favour 10.0 (at the grid's edge), the validation rows 1.0: only validation counts
-    assert choose_sigma(fair, _choice_rows(1.0, 10.0)) == {("digits", "rb", 8): (1.0, "")}
-    assert choose_sigma(fair, _choice_rows(10.0, 1.0)) == {("digits", "rb", 8): (10.0, "high")}
+    assert best_sigmas(fair, _choice_rows(1.0, 10.0)) == {("digits", "rb", 8): (1.0, "")}
+    assert best_sigmas(fair, _choice_rows(10.0, 1.0)) == {("digits", "rb", 8): (10.0, "high")}
     published = parse_config("name: p\nprotocol: as-published\nsigma_selection: test\n"
                              "datasets:\n  digits: {sigma: [0.1, 1.0, 10.0], R: [8]}\n", "p.yaml")
-    assert choose_sigma(published, _choice_rows(1.0, 0.1)) == {("digits", "rb", 8): (0.1, "low")}
+    assert best_sigmas(published, _choice_rows(1.0, 0.1)) == {("digits", "rb", 8): (0.1, "low")}
     assert not selection_cells(fair) == [] and all(c.evaluate_on == "validation" for c in selection_cells(fair))
     assert cells_on_test(fair, {}) == []  # nothing runs on test before the choice is made
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pandas as pd
 
 from rbrepro.analysis.rows import chosen_rows, edge_rows, test_rows
-from rbrepro.metrics import best_sigma, seed_statistic
+from rbrepro.metrics import best_sigma, same_sigma, seed_statistic
 from rbrepro.models.registry import REFERENCE
 
 
@@ -42,7 +41,7 @@ def chosen_sigma_rows(rows: pd.DataFrame) -> pd.DataFrame:
         basis = group[authors] if authors.any() else group
         scores = {s: list(g["test_metric"]) for s, g in basis.groupby("sigma")}
         best = best_sigma(scores, group["metric"].iloc[0])
-        keep.append(group[np.isclose(group["sigma"], best, rtol=1e-9)])
+        keep.append(group[same_sigma(group["sigma"], best)])
     return pd.concat(keep) if keep else rows.iloc[:0]
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pandas as pd
 
 from rbrepro.metrics import higher_is_better as _metric_higher_is_better
-from rbrepro.sweep.quiet import LOAD_FLAG_CORES, disturbed_timings  # noqa: F401 - re-exported: one rule, the sweep's
 
 
 def test_rows(frame: pd.DataFrame) -> pd.DataFrame:

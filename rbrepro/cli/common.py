@@ -11,7 +11,7 @@ from typing import Annotated, List, Optional
 import typer
 from rich.console import Console
 
-from rbrepro.models.registry import METHODS, feature_methods, method_names
+from rbrepro.models.registry import METHODS, feature_methods, method_names, rcd_methods, splittable_methods
 from rbrepro.vocabulary import FIGURES, KERNELS, LOSSES, SCALINGS, SOLVERS, STOPPINGS, TASKS, VARIANTS
 
 err = Console(stderr=True)
@@ -60,8 +60,8 @@ R_HELP = "; ".join(f"{name}: {spec.r_meaning or 'unused'}" for name, spec in MET
 SOLVER_HELP = ("default (" + "; ".join(f"{name}: {'pcg with --stopping auto, else cg' if spec.default_solver == 'cg' else spec.default_solver}"
                                       for name, spec in METHODS.items()) + "), cg, pcg (CG preconditioned by the "
                "square root of diag(Z^T Z) + lam), direct, or rcd (L1-regularized coordinate descent; "
-               + ", ".join(name for name, spec in METHODS.items() if "rcd" in spec.solvers) + ").")
-SPLITTABLE = ", ".join(name for name, spec in METHODS.items() if spec.has_features and not spec.distributed)
+               + ", ".join(rcd_methods()) + ").")
+SPLITTABLE = ", ".join(splittable_methods())
 
 
 KERNEL_HELP = (f"Distance of the Laplacian kernel exp(-sigma d(x, y)): l1 ({_taking('l1')}; what RB approximates) or "
@@ -117,7 +117,7 @@ def _fail(message: str, code: int = 2):
 
 
 def _validated(check):
-    """An option callback running one of the library's validators (features.params), so the
+    """An option callback running one of the library's validators (rbrepro.constraints), so the
     CLI refuses exactly what the estimators refuse, with the option named by click."""
     def callback(value):
         if value is not None:
@@ -130,7 +130,7 @@ def _validated(check):
 
 
 def _check_sigma(value):
-    from rbrepro.features.params import check_sigma
+    from rbrepro.constraints import check_sigma
     check_sigma(value)
 
 
@@ -147,7 +147,7 @@ def _sigma_or_auto(value: str) -> str:
 
 
 def _check_lam(value):
-    from rbrepro.features.params import check_nonnegative
+    from rbrepro.constraints import check_nonnegative
     check_nonnegative("lam", value)
 
 

@@ -41,8 +41,9 @@ from rbrepro.cli.common import (
     say,
     status,
 )
-from rbrepro.models.registry import METHODS, SUBJECT
+from rbrepro.models.registry import DEFAULT_L1, METHODS, SUBJECT
 from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
+from rbrepro.vocabulary import CG_SOLVERS
 
 
 @app.command()
@@ -133,7 +134,7 @@ def train(
     scaling: Scaling = typer.Option(Scaling.default, "--scaling", help=SCALING_HELP),
     lam: Optional[float] = typer.Option(None, "--lam", callback=_validated(_check_lam), help="Ridge lambda [default: the dataset's, usually 0.01]."),
     solver: Solver = typer.Option(Solver.default, "--solver", help=SOLVER_HELP),
-    l1: Optional[float] = typer.Option(None, "--l1", help="rcd: the L1 weight lambda of F(w) [default: 1e-4]."),
+    l1: Optional[float] = typer.Option(None, "--l1", help=f"rcd: the L1 weight lambda of F(w) [default: {DEFAULT_L1:g}]."),
     loss: Loss = typer.Option(Loss.squared_hinge, "--loss", help="rcd loss for classification (regression: square)."),
     epochs: int = typer.Option(20, "--epochs", min=0, help="rcd: passes over all coordinates."),
     variant: Variant = typer.Option(Variant.async_, "--variant",
@@ -229,7 +230,7 @@ def _train_summary(row: dict, method: str, kernel, auto: bool, saved: bool, clus
     unit = "%" if row["metric"] == "accuracy" else ""
     solver_text = (f"RCD {row['rcd_variant']} {row['rcd_epochs']} epochs, F={row['rcd_objective']:.5g}, "
                    f"nnz(w)={row['nnz_w']}" if rcd else
-                   f"{row['solver']}" + (f" {row['cg_iterations']} it" if row["solver"] in ("cg", "pcg") else ""))
+                   f"{row['solver']}" + (f" {row['cg_iterations']} it" if row["solver"] in CG_SOLVERS else ""))
     kappa = f" kappa={row['kappa']:.2f}" if row["kappa"] == row["kappa"] else ""
     kernel_text = f" kernel {kernel.value}" if kernel is not Kernel.l1 else ""
     chosen = f"sigma {row['sigma']:g} ({row['sigma_selection']})\n" if row.get("sigma_selection", "").startswith(

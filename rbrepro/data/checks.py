@@ -9,8 +9,9 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 
-from rbrepro.data.registry import TASKS, DatasetSpec
+from rbrepro.data.registry import DatasetSpec
 from rbrepro.errors import InvalidParameter, RbreproError
+from rbrepro.vocabulary import TASKS
 
 
 class ContentError(RbreproError, ValueError):

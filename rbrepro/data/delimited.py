@@ -19,8 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
+from rbrepro.data.files import ParseError, open_text
 from rbrepro.data.inputs import InputFileError
-from rbrepro.data.libsvm import Parsed, ParseError, open_text
+from rbrepro.data.libsvm import Parsed
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 

@@ -22,10 +22,8 @@ import scipy.sparse as sp
 
 from rbrepro.data import _libsvm_kernels as _k
 from rbrepro.data.atomic import atomic_path
-from rbrepro.data.files import (  # noqa: F401  (re-exported: the parser's API)
-    DecompressionLimitError,
+from rbrepro.data.files import (
     ParseError,
-    max_decompressed_bytes,
     open_text,
     sha256_file,
 )

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rbrepro.data import libsvm, user
-from rbrepro.data.checks import ContentError, check_parsed, task_of, with_task  # noqa: F401  (ContentError: re-exported)
+from rbrepro.data.checks import ContentError, check_parsed, task_of, with_task
 from rbrepro.data.delimited import parse_csv
 from rbrepro.data.fetch import (
     FetchError,
@@ -23,11 +23,12 @@ from rbrepro.data.fetch import (
     sha256_file,
     write_record,
 )
+from rbrepro.data.files import ParseError
 from rbrepro.data.folders import data_dir
 from rbrepro.data.generated import generated_origin, generated_rows
 from rbrepro.data.inputs import redact
 from rbrepro.data.registry import REGISTRY, DataFile, DatasetSpec, get_spec
-from rbrepro.data.scaling import MinMaxScaler, ScalingError, minmax_scale  # noqa: F401  (MinMaxScaler, minmax_scale: re-exported)
+from rbrepro.data.scaling import MinMaxScaler, ScalingError
 from rbrepro.errors import InvalidParameter, MissingData
 from rbrepro.memory import MemoryLimitError, out_of_memory
 from rbrepro.vocabulary import SCALINGS
@@ -320,7 +321,7 @@ def _read(spec: DatasetSpec, root: Path, fetch: bool, mirror, progress: bool, me
             parsed[role] = load_parsed(raw, spec.n_features, root / "cache", f.format, key=f.path,
                                        repairs=f.repairs, label_column=f.label_column,
                                        memory_limit_gb=memory_limit_gb)
-        except MemoryLimitError as exc:
+        except (MemoryLimitError, ParseError) as exc:
             if not f.url:
                 raise
             # a user's file is parsed from its copy under raw/user/: name the file the user gave
@@ -328,10 +329,6 @@ def _read(spec: DatasetSpec, root: Path, fetch: bool, mirror, progress: bool, me
         except MemoryError:  # not the guard's refusal: an allocation the machine's limits refused
             raise MemoryLimitError(out_of_memory(redact(f.url) if f.url else str(raw), "reading its rows",
                                                  memory_limit_gb)) from None
-        except libsvm.ParseError as exc:
-            if not f.url:
-                raise
-            raise type(exc)(str(exc).replace(str(raw), redact(f.url))) from None
         _check_rows(raw, parsed[role], f)
         check_parsed(redact(f.url) if f.url else str(raw), parsed[role], spec.n_features)
     return parsed["train"], parsed.get("test"), parsed.get("val")

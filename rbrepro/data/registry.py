@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbrepro.errors import UnknownName
-from rbrepro.vocabulary import TASKS  # noqa: F401  (re-exported: data.load and data.user read it here)
 
 SITE_BASE = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets"
 

@@ -29,9 +29,9 @@ from pathlib import Path
 
 from rbrepro.data.atomic import write_text_atomic
 from rbrepro.data.inputs import InputFileError, open_regular, redact, regular_stat
-from rbrepro.data.registry import REGISTRY, TASKS, DataFile, DatasetSpec
+from rbrepro.data.registry import REGISTRY, DataFile, DatasetSpec
 from rbrepro.errors import MissingData
-from rbrepro.vocabulary import FILE_SCALINGS
+from rbrepro.vocabulary import FILE_SCALINGS, TASKS
 from rbrepro.yamlconf import ConfigError, Reader, compose
 
 FORMATS = ("libsvm", "csv")

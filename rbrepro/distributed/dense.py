@@ -9,10 +9,10 @@ import warnings
 
 import numpy as np
 
+from rbrepro.constraints import check_count, check_sigma
 from rbrepro.distributed.partitions import take_rows
 from rbrepro.features.laplacian import as_dense, check_kernel
 from rbrepro.features.nystrom import NystromFeatures
-from rbrepro.features.params import check_count, check_sigma
 from rbrepro.solvers.direct import dense_gram_rhs
 from rbrepro.solvers.operator import DenseOperator
 

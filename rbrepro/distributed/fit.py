@@ -17,10 +17,11 @@ from rbrepro.errors import InvalidParameter
 from rbrepro.memory import GB, MemoryLimitError, check_memory
 from rbrepro.models import targets
 from rbrepro.models.feature_ridge import FINAL_STEPS
-from rbrepro.models.registry import SUBJECT, feature_methods, method_spec
+from rbrepro.models.registry import SUBJECT, method_spec, splittable_methods
 from rbrepro.models.ridge_memory import featurize_memory, solve_memory
 from rbrepro.solvers.cg import ridge_cg
 from rbrepro.solvers.direct import solve_gram
+from rbrepro.vocabulary import CG_SOLVERS, PRECONDITIONED_CG
 
 
 def why_not_distributed(method: str) -> str:
@@ -28,14 +29,10 @@ def why_not_distributed(method: str) -> str:
     reason, or that only the ridge models on explicit features split by rows."""
     spec = method_spec(method)
     if spec.distributed:
-        return f"{method} does not fit across machines: {spec.distributed}; use {', '.join(_splittable())}"
+        return f"{method} does not fit across machines: {spec.distributed}; use {', '.join(splittable_methods())}"
     if not spec.has_features:
-        return f"{method} does not fit across machines: only the ridge models on {', '.join(_splittable())} do"
+        return f"{method} does not fit across machines: only the ridge models on {', '.join(splittable_methods())} do"
     return ""
-
-
-def _splittable() -> list[str]:
-    return [m for m in feature_methods() if not method_spec(m).distributed]
 
 
 def check_distributable(model) -> str:
@@ -46,7 +43,7 @@ def check_distributable(model) -> str:
         raise NotDistributable(why)
     if method is None or not hasattr(model, "_feature_map"):
         raise NotDistributable(f"{type(model).__name__} does not fit across machines: only the ridge models on "
-                               f"{', '.join(_splittable())} features do")
+                               f"{', '.join(splittable_methods())} features do")
     model._check_params()
     if model.solver == "direct" and getattr(model.spec.feature_class(), "sparse", False):
         raise NotDistributable(f"{method} with solver direct factors the D x D matrix Z^T Z of its sparse features on "
@@ -115,7 +112,7 @@ def _search(model, runner, splits: list, n_fit: int, D: int, y_mean: np.ndarray)
     operator = DistributedOperator(runner, runner.map(holdout.fit_matrix, splits), n_fit, D)
     stopper = holdout.DistributedValidation(runner, splits, y_mean, model._task, model.n_iter_no_change)
     stopper.start(np.zeros((D, y_mean.shape[0])))
-    result = ridge_cg(operator, None, model.lam, model.maxit, model.tol, jacobi=model.solver_ == "pcg",
+    result = ridge_cg(operator, None, model.lam, model.maxit, model.tol, jacobi=model.solver_ == PRECONDITIONED_CG,
                       rhs=operator.rhs(runner.map(holdout.fit_targets, splits), y_mean), callback=stopper)
     model.best_iteration_ = stopper.best_iteration
     model.search_iterations_ = result.iterations
@@ -134,10 +131,10 @@ def _solve(model, operator: DistributedOperator, encoded: list, y_mean: np.ndarr
                  solve_memory(model._method, model.solver_, D, C, early_stopping=splits is not None),
                  model.memory_limit_gb)
     model.best_iteration_, model.search_iterations_ = -1, 0
-    if model.solver_ in ("cg", "pcg"):
+    if model.solver_ in CG_SOLVERS:
         searched = None if splits is None else _search(model, runner, splits, operator.shape[0] - n_held, D, y_mean)
         result = ridge_cg(operator, None, model.lam, model.maxit if searched is None else FINAL_STEPS, model.tol,
-                          jacobi=model.solver_ == "pcg", rhs=operator.rhs(encoded, y_mean),
+                          jacobi=model.solver_ == PRECONDITIONED_CG, rhs=operator.rhs(encoded, y_mean),
                           x0=None if searched is None else searched.best_coef)
         model.coef_ = result.coef
         model.cg_iterations_ = result.iterations + (0 if searched is None else searched.best_iteration)
@@ -199,7 +196,7 @@ def fit_across(model, runner, sources: list) -> dict:
     model.featurize_s_, model.solve_s_, model.train_s_ = t1 - t0, t2 - t1, t2 - t0
     model.train_scores_ = operator.matvec(model.coef_) + model.y_mean_
     C = model.coef_.shape[1]
-    cg = model.solver_ in ("cg", "pcg")
+    cg = model.solver_ in CG_SOLVERS
     return {"workers": len(runner.worker_memory()), "partitions": len(sources),
             "bytes_per_cg_step": 2 * 8 * D * C * len(sources) if cg else 0,
             # W to each partition, (score, rows) back

@@ -32,9 +32,9 @@ import math
 
 import numpy as np
 
+from rbrepro.constraints import check_sigma
 from rbrepro.errors import InvalidParameter
 from rbrepro.features import _authors_rng_kernels as _k
-from rbrepro.features.params import check_sigma
 
 MINSTD_MODULUS = 2147483647  # 2^31 - 1, shared by minstd_rand0 and glibc's seeding
 MINSTD_MULTIPLIER = 16807
@@ -206,7 +206,7 @@ def _check_count(name: str, n: int) -> int:
 
 
 def _check_sigma(sigma: float) -> float:
-    """sigma as a float, once features.params.check_sigma (the one rule) accepts it."""
+    """sigma as a float, once constraints.check_sigma (the one rule) accepts it."""
     check_sigma(sigma)
     return float(sigma)
 

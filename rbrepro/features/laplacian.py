@@ -9,18 +9,14 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from rbrepro.errors import InvalidParameter
-from rbrepro.features._laplacian_kernels import euclidean_laplacian_matrix, laplacian_matrix
-from rbrepro.vocabulary import KERNELS
+from rbrepro.features.kernels import kernel_spec
 
 BLOCK_ROWS = 4096
-_MATRIX = {"l1": laplacian_matrix, "euclidean": euclidean_laplacian_matrix}
 
 
 def check_kernel(kernel) -> str:
-    if kernel not in KERNELS:
-        raise InvalidParameter(f"kernel must be one of {KERNELS}, got {kernel!r}")
-    return kernel
+    """`kernel`, once it names a declared kernel (features.kernels)."""
+    return kernel_spec(kernel).name
 
 
 def as_dense(X) -> np.ndarray:
@@ -32,7 +28,7 @@ def as_dense(X) -> np.ndarray:
 
 def laplacian_kernel(A, B, sigma: float, out: np.ndarray | None = None, kernel: str = "l1") -> np.ndarray:
     """K(A, B) as float64 (A may be sparse: it is densified a block of rows at a time)."""
-    matrix = _MATRIX[check_kernel(kernel)]
+    matrix = kernel_spec(kernel).matrix
     B = as_dense(B)
     n = A.shape[0]
     if out is None:

@@ -14,8 +14,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rbrepro.constraints import check_count, check_sigma, seed_of
 from rbrepro.features.laplacian import as_dense, check_kernel, laplacian_kernel
-from rbrepro.features.params import check_count, check_sigma, seed_of
 from rbrepro.memory import check_memory
 
 EIGEN_CUTOFF = 1e-12

@@ -15,16 +15,15 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rbrepro.constraints import check_count, check_sigma, seed_of
 from rbrepro.errors import InvalidParameter
 from rbrepro.features import _binning_kernels as kernels
 from rbrepro.features.authors_rng import authors_grids
 from rbrepro.features.binned_matrix import BinnedMatrix
-from rbrepro.features.params import check_count, check_sigma, seed_of
-from rbrepro.features.reference import mix64
 from rbrepro.memory import MemoryLimitError, check_memory
+from rbrepro.mixing import splitmix64
+from rbrepro.vocabulary import RNGS
 
-#: where the grids come from: numpy's generator (seeded) or the authors' C++ draws replayed
-DRAWS = ("numpy", "authors")
 #: the largest |bin index| binning accepts: floats are exact integers up to 2^53
 MAX_BIN_INDEX = float(2 ** 52)
 #: column ids are int32: the largest D a fit can have
@@ -45,7 +44,7 @@ def fit_memory(n: int, d: int, R: int) -> float:
 def _feature_multipliers(n_features: int) -> np.ndarray:
     """Odd per-feature multipliers of the linear bin-vector hash (fixed, so keys are reproducible)."""
     with np.errstate(over="ignore"):
-        return mix64(np.arange(n_features, dtype=np.uint64) + np.uint64(0x5BD1E995)) | np.uint64(1)
+        return splitmix64(np.arange(n_features, dtype=np.uint64) + np.uint64(0x5BD1E995)) | np.uint64(1)
 
 
 def _row_chunks(n_rows: int) -> int:
@@ -156,8 +155,8 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     def _validate_params(self):
         check_count("n_grids (R)", self.n_grids)
         check_sigma(self.sigma)
-        if self.draws not in DRAWS:
-            raise InvalidParameter(f"draws must be one of {', '.join(DRAWS)}, got {self.draws!r}")
+        if self.draws not in RNGS:
+            raise InvalidParameter(f"draws must be one of {', '.join(RNGS)}, got {self.draws!r}")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -14,20 +14,18 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rbrepro.constraints import check_count, check_sigma, seed_of
+from rbrepro.features.kernels import kernel_spec
 from rbrepro.features.laplacian import check_kernel
-from rbrepro.features.params import check_count, check_sigma, seed_of
 from rbrepro.memory import check_memory
 
 BLOCK_ROWS = 16384
 
 
 def draw_frequencies(rng, d: int, R: int, sigma: float, kernel: str) -> np.ndarray:
-    """d x R frequencies whose characteristic function is exp(-sigma * distance)."""
-    if kernel == "l1":
-        return sigma * rng.standard_cauchy((d, R))
-    g = rng.standard_normal((d, R))
-    s = np.abs(rng.standard_normal(R))
-    return sigma * g / np.maximum(s, np.finfo(float).tiny)
+    """d x R frequencies whose characteristic function is exp(-sigma * distance): the kernel's own
+    (features.kernels)."""
+    return kernel_spec(kernel).frequencies(rng, d, R, sigma)
 
 
 def fit_memory(n: int, d: int, R: int) -> float:

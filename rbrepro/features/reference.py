@@ -1,18 +1,7 @@
-"""Plain-numpy references of the Random Binning kernels (slow; for tests only)."""
+"""Plain-numpy references of the Random Binning kernels (slow): the tests compare the numba kernels
+against them; nothing in the package runs them."""
 
 import numpy as np
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-
-
-def mix64(z):
-    """splitmix64 finalizer on a uint64 array (wrapping arithmetic)."""
-    z = np.asarray(z, dtype=np.uint64) + _GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
-    return z ^ (z >> np.uint64(31))
 
 
 def bin_vectors(X, u, inv_delta):

@@ -17,8 +17,8 @@ import scipy.sparse as sp
 
 from rbrepro import metrics
 from rbrepro.data.checks import looks_like_classes
-from rbrepro.data.files import open_text
-from rbrepro.data.libsvm import ParseError, parse_libsvm
+from rbrepro.data.files import ParseError, open_text
+from rbrepro.data.libsvm import parse_libsvm
 from rbrepro.models import targets
 from rbrepro.models.persist import ModelFileError, load_model
 

@@ -18,16 +18,37 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from rbrepro import metrics
+from rbrepro.constraints import (
+    COUNT,
+    ITERATIONS,
+    NONNEGATIVE,
+    SIGMA,
+    TOLERANCE,
+    Interval,
+    Options,
+    validate_params,
+)
 from rbrepro.data.load import Dataset, validation_split
 from rbrepro.errors import InvalidParameter
-from rbrepro.features.params import check_sigma
 from rbrepro.memory import PeakMemory, memory_limit_bytes
 from rbrepro.models import targets
 from rbrepro.models.registry import METHODS, SUBJECT, method_names, solver_conflict
 from rbrepro.provenance import provenance
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.threads import thread_count
-from rbrepro.vocabulary import KERNELS, LOSSES, RNGS, SCALINGS, SCORINGS, SOLVERS, STOPPINGS, VARIANTS
+from rbrepro.vocabulary import (
+    CG_SOLVERS,
+    KERNELS,
+    LOSSES,
+    PRECONDITIONED_CG,
+    RNGS,
+    SCALINGS,
+    SCORINGS,
+    SOLVERS,
+    STOPPINGS,
+    VARIANTS,
+    needs_cg,
+)
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +57,11 @@ log = logging.getLogger(__name__)
 #: 4 = the exact kernel's float32 factorization refined to float64 residuals.
 ALGORITHM_VERSION = 4
 
+
+
+#: what the cell's numbers take (rbrepro.constraints, the rules the estimators check at fit)
+_NUMBERS = {"sigma": [SIGMA], "R": [COUNT], "lam": [NONNEGATIVE], "maxit": [ITERATIONS], "tol": [TOLERANCE],
+            "threads": [Interval(int, 0, None)], "evaluate_on": [Options("test", "validation")]}
 
 
 @dataclass(frozen=True)
@@ -81,13 +107,13 @@ class CellParams:
         if self.rng == "authors" and not spec.authors_draws:
             authors = ", ".join(name for name, other in METHODS.items() if other.authors_draws)
             raise InvalidParameter(f"rng 'authors' replays the authors' Random Binning draws; it needs method {authors}")
-        conflict = solver_conflict(self.solver, (self.method,), rng=self.rng, scoring=self.scoring)
+        conflict = solver_conflict(self.solver, (self.method,), kernel=self.kernel, rng=self.rng, scoring=self.scoring)
         if conflict:
             raise InvalidParameter(conflict)
-        if self.stopping == "validation" and self.solved_by() not in ("cg", "pcg"):
-            raise InvalidParameter(f"stopping 'validation' stops CG's iterations; {self.method} with solver "
-                                   f"{self.solver!r} solves by {self.solved_by()}: choose solver cg or pcg, or "
-                                   f"stopping 'residual'")
+        refusal = needs_cg("stopping 'validation'", self.solver, self.solved_by(), "stopping 'residual'") \
+            if self.stopping == "validation" else None
+        if refusal:
+            raise InvalidParameter(f"{self.method}: {refusal}")
         if self.loss not in LOSSES or self.variant not in VARIANTS or self.epochs < 0:
             raise InvalidParameter(f"rcd needs loss in {LOSSES}, variant in {VARIANTS}, epochs >= 0")
         return self
@@ -99,9 +125,9 @@ class CellParams:
         (direct, Cholesky, rcd). Cells are keyed resolved, so "auto" never reaches a key."""
         if self.stopping != "auto" or self.method not in METHODS:
             return self
-        if self.solved_by() not in ("cg", "pcg"):
+        if self.solved_by() not in CG_SOLVERS:
             return replace(self, stopping="residual")
-        return replace(self, stopping="validation", solver="pcg" if self.solver == "default" else self.solver)
+        return replace(self, stopping="validation", solver=PRECONDITIONED_CG if self.solver == "default" else self.solver)
 
     def solved_by(self) -> str:
         """The solver that runs: `solver`, or the method's own for "default" (Cholesky for the kernel methods)."""
@@ -111,34 +137,20 @@ class CellParams:
         return "cholesky" if spec.cholesky else spec.default_solver
 
     def _check_combination(self, spec) -> None:
-        """The solver and kernel the method takes (the rcd solver's own needs: registry.solver_conflict)."""
+        """The solver and kernel the method takes (the rcd solver's own needs are registry.solver_conflict's,
+        asked once in `validate`)."""
         if spec.cholesky and self.solver != "default":
             raise InvalidParameter(f"{self.method} solves its kernel systems by Cholesky; --solver must be 'default'")
         if self.solver not in spec.solvers and self.solver != "rcd":
             raise InvalidParameter(f"{self.method} takes the solvers {', '.join(spec.solvers)}, not {self.solver!r}")
-        conflict = solver_conflict(self.solver, (self.method,))
-        if conflict:
-            raise InvalidParameter(conflict)
         if self.kernel not in spec.kernels:
             others = ", ".join(name for name, other in METHODS.items() if self.kernel in other.kernels)
             raise InvalidParameter(f"{spec.title} approximates the {' or '.join(spec.kernels)} kernel only; kernel "
                                    f"{self.kernel!r} needs method {others} (and a ridge solver)")
-        conflict = solver_conflict(self.solver, (self.method,), kernel=self.kernel)
-        if conflict:
-            raise InvalidParameter(conflict)
 
     def _check_numbers(self, spec) -> None:
-        check_sigma(self.sigma)
-        if self.R < 1 and spec.has_R:
-            raise InvalidParameter(f"R must be >= 1, got {self.R}")
-        if not (self.lam >= 0 and np.isfinite(self.lam)):
-            raise InvalidParameter(f"lam must be a finite number >= 0, got {self.lam}")
-        if self.maxit < 0 or not (self.tol > 0):
-            raise InvalidParameter(f"maxit must be >= 0 and tol > 0, got maxit={self.maxit}, tol={self.tol}")
-        if self.threads < 0:
-            raise InvalidParameter(f"threads must be >= 0, got {self.threads}")
-        if self.evaluate_on not in ("test", "validation"):
-            raise InvalidParameter(f"evaluate_on must be 'test' or 'validation', got {self.evaluate_on!r}")
+        """The numbers by the estimators' own constraints (R only where the method has one)."""
+        validate_params({name: getattr(self, name) for name in _NUMBERS if name != "R" or spec.has_R}, _NUMBERS)
 
 
 def make_model(params: CellParams, task: str, threads: int):
@@ -259,7 +271,6 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None, w
         "scaling": data.scaling,
         "split": data.split,
         "data_repairs": "; ".join(data.info.get("repairs", ())),  # known source defects repaired (registry)
-        "centering": None if rcd else model.center_,
         "status": "ok",
         "error": "",
         **provenance(),

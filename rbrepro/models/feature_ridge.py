@@ -22,9 +22,19 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from rbrepro.constraints import Interval, Options, validate_params
+from rbrepro.constraints import (
+    COUNT,
+    FRACTION,
+    ITERATIONS,
+    NONNEGATIVE,
+    SIGMA,
+    TOLERANCE,
+    Interval,
+    Options,
+    seed_of,
+    validate_params,
+)
 from rbrepro.errors import InvalidParameter
-from rbrepro.features.params import seed_of
 from rbrepro.memory import check_memory, memory_limit_bytes
 from rbrepro.models import width_checks
 from rbrepro.models._base import _Classifier
@@ -43,7 +53,7 @@ from rbrepro.solvers.stopping import (
     regression_score,
 )
 from rbrepro.threads import thread_budget
-from rbrepro.vocabulary import KERNELS, RIDGE_SOLVERS
+from rbrepro.vocabulary import CG_SOLVERS, KERNELS, PRECONDITIONED_CG, RIDGE_SOLVERS, RNGS, needs_cg
 
 PREDICT_BLOCK_ENTRIES = 1 << 26  # feature entries per prediction block: 256 MB of int32 ids or float32 values
 #: early stopping's last steps: CG from the search's best iterate on every row, the held-out rows added,
@@ -87,23 +97,22 @@ class _FeatureRidge(BaseEstimator):
     """
 
     _method: str  # the registry's name of its feature method, fixed by the class (`spec` is its entry)
-    _r_param: str  # the keyword that takes R
     #: what each parameter takes (constraints.validate_params, at fit): R's keyword is added by `_constraints`
     _parameter_constraints = {
-        "sigma": [Interval(float, 0, None, closed="neither"), Options("scale")],
+        "sigma": [SIGMA, Options("scale")],
         "kernel": [Options(*KERNELS)],
-        "lam": [Interval(float, 0, None)],
+        "lam": [NONNEGATIVE],
         "solver": [Options(*RIDGE_SOLVERS)],
-        "maxit": [Interval(int, 0, None)],
-        "tol": [Interval(float, 0, None, closed="neither")],
+        "maxit": [ITERATIONS],
+        "tol": [TOLERANCE],
         "center": ["boolean"],
         "random_state": ["random_state"],
         "memory_limit_gb": [None, Interval(float, 0, None, closed="neither")],
-        "draws": [Options("numpy", "authors")],
+        "draws": [Options(*RNGS)],
         "early_stopping": [Options("auto", True, False)],
-        "validation_fraction": [Interval(float, 0, 1, closed="neither")],
-        "n_iter_no_change": [Interval(int, 1, None)],
-        "n_jobs": [None, Options(-1), Interval(int, 1, None)],
+        "validation_fraction": [FRACTION],
+        "n_iter_no_change": [COUNT],
+        "n_jobs": [None, Options(-1), COUNT],
     }
     #: its fitted state, as a saved model holds it (models.persist): arrays, then scalars
     _saved_arrays = ("coef_", "y_mean_", "train_scores_")
@@ -113,6 +122,11 @@ class _FeatureRidge(BaseEstimator):
     #: saved scalars that model files written before them lack, with the value they then mean
     _scalar_defaults = {"best_iteration_": -1, "n_validation_": 0, "search_iterations_": 0, "early_stopping_": False,
                         "sigma_": None}
+
+    @property
+    def _r_param(self) -> str:
+        """The keyword that takes R: its method's registry entry says."""
+        return self.spec.r_parameter
 
     def _n_requested(self) -> int:
         return getattr(self, self._r_param)
@@ -143,10 +157,10 @@ class _FeatureRidge(BaseEstimator):
         """Every parameter against `_parameter_constraints` (R's keyword an integer >= 1), then the one
         rule between two of them."""
         validate_params(self.get_params(deep=False),
-                        {**self._parameter_constraints, self._r_param: [Interval(int, 1, None)]})
-        if self.early_stopping is True and self.solver not in ("cg", "pcg"):
-            raise InvalidParameter(f"early_stopping stops CG's iterations; solver {self.solver!r} has none "
-                                   f"(use solver='cg' or 'pcg')")
+                        {**self._parameter_constraints, self._r_param: [COUNT]})
+        refusal = needs_cg("early_stopping", self.solver) if self.early_stopping is True else None
+        if refusal:
+            raise InvalidParameter(refusal)
 
     def _split_seed(self) -> int:
         """The held-out rows' seed: random_state's integer, else one drawn fresh (as None means)."""
@@ -188,7 +202,7 @@ class _FeatureRidge(BaseEstimator):
         if self._method == SUBJECT:
             width_checks.warn(width_checks.too_fine_message(self.n_columns_, R, n, self.sigma_))
         self.best_iteration_, self.search_iterations_ = -1, 0
-        if self.solver_ in ("cg", "pcg"):
+        if self.solver_ in CG_SOLVERS:
             self._solve_cg(operator, Y - self.y_mean_, split)
         else:
             check_memory(f"the {self.solver_} solve for D = {self.n_columns_}",
@@ -206,9 +220,9 @@ class _FeatureRidge(BaseEstimator):
         every row of X, CG on the rows not held out, each iterate scored on the held-out rows; returns
         the best iterate's held-out metric in the units of `metrics.score` over 100 for accuracy (a
         fraction), or the relative error for regression. No final fit: the estimator stays unfitted."""
-        if self.early_stopping is False or self.solver not in ("cg", "pcg"):
-            raise InvalidParameter("held_out_search is early stopping's search: it needs early_stopping 'auto' or "
-                                   "True and solver 'cg' or 'pcg'")
+        if self.early_stopping is False or self.solver not in CG_SOLVERS:
+            raise InvalidParameter(f"held_out_search is early stopping's search: it needs early_stopping 'auto' or "
+                                   f"True and solver {' or '.join(CG_SOLVERS)}")
         X, Y = self._validate_fit(X, y)
         self._check_params()
         self.sigma_ = resolve_sigma(self.sigma, X)
@@ -241,7 +255,7 @@ class _FeatureRidge(BaseEstimator):
         With early_stopping=True, a split with an empty side is refused. `early_stopping_` says which
         it was."""
         self.early_stopping_ = False
-        if self.early_stopping is False or (self.early_stopping == "auto" and self.solver not in ("cg", "pcg")):
+        if self.early_stopping is False or (self.early_stopping == "auto" and self.solver not in CG_SOLVERS):
             return None
         held = held_out(n, self.validation_fraction, self._split_seed() if seed is None else seed)
         if self.early_stopping == "auto" and (held.all() or not held.any()):
@@ -280,7 +294,7 @@ class _FeatureRidge(BaseEstimator):
         Z_fit, Y_fit, Z_val, Y_val = split
         stopper = self._stopping(Z_val, Y_val, lo, hi, C)
         stopper.start(np.zeros((self.n_columns_, hi - lo)))
-        result = ridge_cg(Z_fit, Y_fit[:, lo:hi], self.lam, self.maxit, self.tol, jacobi=self.solver_ == "pcg",
+        result = ridge_cg(Z_fit, Y_fit[:, lo:hi], self.lam, self.maxit, self.tol, jacobi=self.solver_ == PRECONDITIONED_CG,
                           callback=stopper)
         self.best_iteration_ = max(self.best_iteration_, stopper.best_iteration)
         self.search_iterations_ = max(self.search_iterations_, result.iterations)
@@ -307,7 +321,7 @@ class _FeatureRidge(BaseEstimator):
             hi = min(C, lo + per_pass)
             searched = None if split is None else self._search(split, lo, hi, C)
             result = ridge_cg(operator, Y[:, lo:hi], self.lam, self.maxit if searched is None else FINAL_STEPS,
-                              self.tol, jacobi=self.solver_ == "pcg",
+                              self.tol, jacobi=self.solver_ == PRECONDITIONED_CG,
                               x0=None if searched is None else searched.best_coef)
             if coef is None:
                 coef = result.coef

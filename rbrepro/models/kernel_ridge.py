@@ -27,9 +27,9 @@ import scipy.linalg
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from rbrepro.constraints import check_nonnegative, check_sigma, seed_of
 from rbrepro.errors import InvalidParameter
 from rbrepro.features.laplacian import as_dense, check_kernel, laplacian_kernel
-from rbrepro.features.params import check_nonnegative, check_sigma, seed_of
 from rbrepro.memory import check_memory
 from rbrepro.models._base import _Classifier, _Regressor
 from rbrepro.models._docs import example, see_also

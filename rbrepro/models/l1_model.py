@@ -12,13 +12,13 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from rbrepro.constraints import check_nonnegative, seed_of
 from rbrepro.errors import InvalidParameter
-from rbrepro.features.params import check_nonnegative, seed_of
 from rbrepro.memory import check_memory
 from rbrepro.models._base import _Classifier, _Regressor
 from rbrepro.models._docs import SCORE_CHECK, example, see_also
 from rbrepro.models.feature_ridge import feature_cost, features_of, fit_features
-from rbrepro.models.registry import METHODS, SUBJECT, rcd_methods
+from rbrepro.models.registry import DEFAULT_L1, METHODS, SUBJECT, rcd_methods
 from rbrepro.solvers.rcd import l1_rcd, prepare
 from rbrepro.vocabulary import LOSSES, VARIANTS
 
@@ -31,7 +31,7 @@ def _times(Z, coef: np.ndarray) -> np.ndarray:
 class _L1FeatureModel(BaseEstimator):
     """min_w l1 ||w||_1 + mean_i L(w^T z_i, y_i) on RB or RF features by RCD."""
 
-    def __init__(self, *, method=SUBJECT, n_components=256, sigma=1.0, l1=1e-4, loss="squared_hinge", epochs=20,
+    def __init__(self, *, method=SUBJECT, n_components=256, sigma=1.0, l1=DEFAULT_L1, loss="squared_hinge", epochs=20,
                  threads=1, variant="async", random_state=None, memory_limit_gb=None):
         self.method = method
         self.n_components = n_components

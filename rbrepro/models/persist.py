@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from rbrepro.constraints import check_sigma
 from rbrepro.data.atomic import atomic_path
-from rbrepro.data.load import MinMaxScaler
+from rbrepro.data.scaling import MinMaxScaler
 from rbrepro.errors import RbreproError
-from rbrepro.features.params import check_sigma
 from rbrepro.models.registry import METHODS, RCD_ESTIMATORS, resolve
 
 FORMAT = "rbrepro-model"

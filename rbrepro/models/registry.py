@@ -253,6 +253,11 @@ def rcd_methods() -> tuple[str, ...]:
     return tuple(name for name, spec in METHODS.items() if "rcd" in spec.solvers)
 
 
+def splittable_methods() -> tuple[str, ...]:
+    """The methods whose fit splits by rows across machines: explicit features, and no reason not to."""
+    return tuple(name for name, spec in METHODS.items() if spec.has_features and not spec.distributed)
+
+
 def baselines() -> tuple[str, ...]:
     """The methods compared with RB."""
     return tuple(name for name, spec in METHODS.items() if spec.role == "baseline")
@@ -302,13 +307,10 @@ def method_spec(name: str) -> MethodSpec:
         raise UnknownName(f"method {name!r} is not available; choose from {', '.join(METHODS)}") from None
 
 
-def method_help() -> str:
-    """The methods for a help text: each name with what it is, from the registry."""
-    return "; ".join(f"{name} ({spec.title})" for name, spec in METHODS.items())
-
-
 _RCD_DRAWS = ("rng and scoring 'authors' replay the authors' ridge drivers; rcd cells use numpy draws and the "
               "standard scoring")
+#: rcd's L1 weight when none is given (the L1 models' default; the ridge lambda is the dataset's)
+DEFAULT_L1 = 1e-4
 #: what the rcd solver needs of a cell beyond a method that lists it: (setting, the value it needs, why)
 RCD_NEEDS = (("kernel", "l1", "rcd runs on the L1 kernel only, not {value!r}"),
              ("rng", "numpy", _RCD_DRAWS), ("scoring", "standard", _RCD_DRAWS))

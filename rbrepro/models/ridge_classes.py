@@ -8,9 +8,13 @@ from __future__ import annotations
 from rbrepro.models._base import _Classifier, _Regressor
 from rbrepro.models._docs import SHAPE_CHECK, example, see_also
 from rbrepro.models.feature_ridge import _FeatureRidge
-from rbrepro.models.registry import MethodSpec
+from rbrepro.models.registry import BUILT_IN, MethodSpec
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.solvers.stopping import PATIENCE, VALIDATION_FRACTION
+from rbrepro.vocabulary import PRECONDITIONED_CG, RIDGE_SOLVERS
+
+#: the built-in methods' registry entries, whose facts (R's keyword, centring, solver, kernel) the classes read
+_SPECS = {spec.name: spec for spec in BUILT_IN}
 
 _R_DOC = """
 {extended}
@@ -103,13 +107,22 @@ _KERNEL_DOC = """    kernel : {{"l1", "euclidean"}}, default="{kernel}"
 """
 
 
-def _doc(summary: str, extended: str, r_name: str, r_meaning: str, solver: str, center: bool, kernel: str,
-         see_also: str, examples: str) -> str:
-    """A ridge class's docstring; `kernel` is the default of its kernel parameter ("": it has none, and
-    takes `draws` instead)."""
-    others = ", ".join(f'"{s}"' for s in ("cg", "pcg", "direct") if s != solver)
-    return summary + "\n" + _R_DOC.format(r_name=r_name, r_meaning=r_meaning, solver=solver, center=center,
-                                          solver_choices=f'{{"{solver}", {others}}}',
+def _solver_choices(default: str) -> str:
+    """The solver parameter's choices as the API pages show them: its default first."""
+    return "{" + ", ".join(f'"{s}"' for s in (default, *(s for s in RIDGE_SOLVERS if s != default))) + "}"
+
+
+def _doc(summary: str, extended: str, base: type, r_meaning: str, see_also: str, examples: str,
+         spec: MethodSpec | None = None) -> str:
+    """A ridge class's docstring: R's keyword from its method's registry entry (`spec`, else the built-in
+    entry of `base`'s method), the defaults (solver, center, kernel: none, and it takes `draws` instead)
+    from `base`'s own signature."""
+    defaults = base.__init__.__kwdefaults__
+    kernel = defaults.get("kernel", "")
+    r_name = (spec or _SPECS[base._method]).r_parameter
+    return summary + "\n" + _R_DOC.format(r_name=r_name, r_meaning=r_meaning,
+                                          solver=defaults["solver"], center=defaults["center"],
+                                          solver_choices=_solver_choices(defaults["solver"]),
                                           kernel_doc=_KERNEL_DOC.format(kernel=kernel) if kernel else "",
                                           draws_doc="" if kernel else _DRAWS_DOC, extended=extended,
                                           see_also=see_also, examples=examples)
@@ -138,11 +151,11 @@ _LANDMARKS = "the number of landmarks (at most the number of training rows)"
 
 class _RandomBinningRidge(_FeatureRidge):
     _method = "rb"
-    _r_param = "n_grids"
 
-    def __init__(self, *, n_grids=256, sigma="scale", lam=0.01, solver="pcg", maxit=MAXIT, tol=TOL, center=False,
-                 random_state=None, memory_limit_gb=None, draws="numpy", early_stopping="auto",
-                 validation_fraction=VALIDATION_FRACTION, n_iter_no_change=PATIENCE, n_jobs=None):
+    def __init__(self, *, n_grids=256, sigma="scale", lam=0.01, solver=PRECONDITIONED_CG, maxit=MAXIT, tol=TOL,
+                 center=_SPECS[_method].center, random_state=None, memory_limit_gb=None, draws="numpy",
+                 early_stopping="auto", validation_fraction=VALIDATION_FRACTION, n_iter_no_change=PATIENCE,
+                 n_jobs=None):
         self.n_grids = n_grids
         self.sigma = sigma
         self.lam = lam
@@ -161,10 +174,10 @@ class _RandomBinningRidge(_FeatureRidge):
 
 class _RandomFourierRidge(_FeatureRidge):
     _method = "rf"
-    _r_param = "n_components"
 
-    def __init__(self, *, n_components=256, sigma="scale", kernel="l1", lam=0.01, solver="direct", maxit=MAXIT,
-                 tol=TOL, center=True, random_state=None, memory_limit_gb=None, early_stopping="auto",
+    def __init__(self, *, n_components=256, sigma="scale", kernel=_SPECS[_method].kernels[0], lam=0.01,
+                 solver=_SPECS[_method].default_solver, maxit=MAXIT, tol=TOL, center=_SPECS[_method].center,
+                 random_state=None, memory_limit_gb=None, early_stopping="auto",
                  validation_fraction=VALIDATION_FRACTION, n_iter_no_change=PATIENCE, n_jobs=None):
         self.n_components = n_components
         self.sigma = sigma
@@ -190,7 +203,7 @@ class _NystromRidge(_RandomFourierRidge):
 
 class RandomBinningClassifier(_Classifier, _RandomBinningRidge):
     __doc__ = _doc("Ridge classifier (one-vs-all) on Random Binning features of exp(-sigma ||x - y||_1).",
-                   _RB_EXTENDED.format(task_note=_ONE_VS_ALL), "n_grids", _GRIDS, "pcg", False, "",
+                   _RB_EXTENDED.format(task_note=_ONE_VS_ALL), _RandomBinningRidge, _GRIDS,
                    see_also("RandomBinningRegressor : The same model for real-valued targets.",
                              "rbrepro.features.RandomBinningFeatures : The feature map alone, as a transformer.",
                              "RandomFourierClassifier, NystromClassifier : The paper's baselines at equal R."),
@@ -199,7 +212,7 @@ class RandomBinningClassifier(_Classifier, _RandomBinningRidge):
 
 class RandomBinningRegressor(_Regressor, _RandomBinningRidge):
     __doc__ = _doc("Ridge regression on Random Binning features of exp(-sigma ||x - y||_1).",
-                   _RB_EXTENDED.format(task_note=""), "n_grids", _GRIDS, "pcg", False, "",
+                   _RB_EXTENDED.format(task_note=""), _RandomBinningRidge, _GRIDS,
                    see_also("RandomBinningClassifier : The same model for class labels.",
                              "rbrepro.features.RandomBinningFeatures : The feature map alone, as a transformer."),
                    example("RandomBinningRegressor", "regression", "n_grids=64, sigma=2.0, random_state=0"))
@@ -207,8 +220,7 @@ class RandomBinningRegressor(_Regressor, _RandomBinningRidge):
 
 class RandomFourierClassifier(_Classifier, _RandomFourierRidge):
     __doc__ = _doc("Ridge classifier (one-vs-all) on Random Fourier features of a Laplacian kernel.",
-                   _RF_EXTENDED.format(task_note=_ONE_VS_ALL), "n_components", "the number of random features",
-                   "direct", True, "l1",
+                   _RF_EXTENDED.format(task_note=_ONE_VS_ALL), _RandomFourierRidge, "the number of random features",
                    see_also("RandomFourierRegressor : The same model for real-valued targets.",
                              "rbrepro.features.RandomFourierFeatures : The feature map alone, as a transformer.",
                              "RandomBinningClassifier : Random Binning features of the L1 kernel."),
@@ -217,8 +229,7 @@ class RandomFourierClassifier(_Classifier, _RandomFourierRidge):
 
 class RandomFourierRegressor(_Regressor, _RandomFourierRidge):
     __doc__ = _doc("Ridge regression on Random Fourier features of a Laplacian kernel.",
-                   _RF_EXTENDED.format(task_note=""), "n_components", "the number of random features", "direct",
-                   True, "l1",
+                   _RF_EXTENDED.format(task_note=""), _RandomFourierRidge, "the number of random features",
                    see_also("RandomFourierClassifier : The same model for class labels.",
                              "rbrepro.features.RandomFourierFeatures : The feature map alone, as a transformer."),
                    example("RandomFourierRegressor", "regression", "n_components=128, sigma=1.0, random_state=0"))
@@ -226,7 +237,7 @@ class RandomFourierRegressor(_Regressor, _RandomFourierRidge):
 
 class NystromClassifier(_Classifier, _NystromRidge):
     __doc__ = _doc("Ridge classifier (one-vs-all) on Nystrom features of a Laplacian kernel.",
-                   _NYSTROM_EXTENDED.format(task_note=_ONE_VS_ALL), "n_components", _LANDMARKS, "direct", True, "l1",
+                   _NYSTROM_EXTENDED.format(task_note=_ONE_VS_ALL), _NystromRidge, _LANDMARKS,
                    see_also("NystromRegressor : The same model for real-valued targets.",
                              "rbrepro.features.NystromFeatures : The feature map alone, as a transformer.",
                              "ExactKernelClassifier : The kernel this model approximates, exactly."),
@@ -235,7 +246,7 @@ class NystromClassifier(_Classifier, _NystromRidge):
 
 class NystromRegressor(_Regressor, _NystromRidge):
     __doc__ = _doc("Ridge regression on Nystrom features of a Laplacian kernel.",
-                   _NYSTROM_EXTENDED.format(task_note=""), "n_components", _LANDMARKS, "direct", True, "l1",
+                   _NYSTROM_EXTENDED.format(task_note=""), _NystromRidge, _LANDMARKS,
                    see_also("NystromClassifier : The same model for class labels.",
                              "rbrepro.features.NystromFeatures : The feature map alone, as a transformer.",
                              "ExactKernelRegressor : The kernel this model approximates, exactly."),
@@ -266,12 +277,12 @@ def ridge_estimator(spec: MethodSpec, task: str) -> type:
                                        kernel=spec.kernels[0]),
             "__module__": __name__})
         _MADE[spec] = {t: type(f"{stem}{role.__name__[1:]}", (role, base), {
-            "__doc__": _plugin_doc(spec, f"{stem}{role.__name__[1:]}", t), "__module__": __name__})
+            "__doc__": _plugin_doc(spec, base, f"{stem}{role.__name__[1:]}", t), "__module__": __name__})
             for t, role in (("classification", _Classifier), ("regression", _Regressor))}
     return _MADE[spec][task]
 
 
-def _plugin_doc(spec: MethodSpec, name: str, task: str) -> str:
+def _plugin_doc(spec: MethodSpec, base: type, name: str, task: str) -> str:
     """The docstring of a registered method's ridge class: its parameters, and an example that builds
     the class through the registry."""
     import_ = (f"    >>> from rbrepro.models.registry import method_spec\n"
@@ -279,6 +290,6 @@ def _plugin_doc(spec: MethodSpec, name: str, task: str) -> str:
     extended = (f"    The ridge weights on the {spec.title} feature map ({spec.feature_class().__name__}) solve\n"
                 f"    (Z^T Z + lam I) W = Z^T Y (eq. 8).{_ONE_VS_ALL if task == 'classification' else ''}\n")
     return _doc(f"Ridge {task} on {spec.title} features (a method registered at run time).", extended,
-                "n_components", f"the number of {spec.r_meaning}", spec.default_solver, spec.center,
-                spec.kernels[0], see_also("rbrepro.models.registry.register_method : How a method is added."),
-                example(name, task, "n_components=64, sigma=1.0, random_state=0", SHAPE_CHECK, import_))
+                base, f"the number of {spec.r_meaning}",
+                see_also("rbrepro.models.registry.register_method : How a method is added."),
+                example(name, task, "n_components=64, sigma=1.0, random_state=0", SHAPE_CHECK, import_), spec)

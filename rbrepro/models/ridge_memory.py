@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rbrepro.errors import InvalidParameter
 from rbrepro.models.registry import MethodSpec, method_spec
-from rbrepro.vocabulary import RIDGE_SOLVERS
+from rbrepro.vocabulary import CG_SOLVERS, RIDGE_SOLVERS
 
 SOLVERS = RIDGE_SOLVERS
 
@@ -32,7 +32,7 @@ def solve_memory(method: str | MethodSpec, solver: str, D: int, C: int, early_st
     """Bytes of the ridge solve for D columns and C targets: CG's vectors (with early stopping's best
     iterate), or the normal equations (dense; a sparse feature map's LU fill-in is not predictable,
     so bounded as dense)."""
-    if solver in ("cg", "pcg"):
+    if solver in CG_SOLVERS:
         return _cg_memory(D, C, early_stopping)
     if getattr(_feature_spec(method).feature_class(), "sparse", False):
         return 8.0 * D * D

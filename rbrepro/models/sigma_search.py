@@ -136,7 +136,7 @@ def held_out_scorer(params, data, make_model, rows: int | None = SUBSAMPLE_ROWS)
     return score
 
 
-def choose_sigma(params, data, make_model, evaluate, on_point=None, sigmas=AUTO_SIGMAS,
+def search_sigma(params, data, make_model, evaluate, on_point=None, sigmas=AUTO_SIGMAS,
                  rows: int | None = SUBSAMPLE_ROWS) -> tuple[float, list, str]:
     """(the chosen sigma, [(sigma, its score)] in the order scored, "low"/"high" when it is a grid end).
     `make_model(params)` builds the estimator of `params`; `evaluate(params)` fits on the validation

@@ -11,9 +11,9 @@ import numba
 import numpy as np
 
 from rbrepro.models.cell import CellParams, run_cell
+from rbrepro.models.registry import DEFAULT_L1
 
-#: rcd's L1 weight when none is given (the ridge lambda comes from the dataset's registry entry)
-DEFAULT_L1 = 1e-4
+
 def resolve_stopping(params: CellParams, stopping: str) -> CellParams:
     """`params` with CG's stopping rule as asked ("auto", "residual" or "validation"), settled as
     every door settles it (CellParams.resolved) and checked."""
@@ -27,15 +27,14 @@ def choose_sigma(params: CellParams, data, on_point=None, rows: int | None | str
     split (the site's validation file, else a seeded 20 %). `rows`: the held-out search's sample size
     (None: every training row; "default": sigma_search.SUBSAMPLE_ROWS)."""
     from rbrepro.models.cell import make_model
-    from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
-    from rbrepro.models.sigma_search import choose_sigma as search
+    from rbrepro.models.sigma_search import SUBSAMPLE_ROWS, search_sigma
     from rbrepro.threads import thread_count
 
     threads = thread_count(params.threads)
     numba.set_num_threads(threads)
-    return search(params, data, lambda p: make_model(p, data.model_task, threads),
-                  lambda p: float(run_cell(replace(p, evaluate_on="validation"), data)["test_metric"]), on_point,
-                  rows=SUBSAMPLE_ROWS if rows == "default" else rows)
+    return search_sigma(params, data, lambda p: make_model(p, data.model_task, threads),
+                        lambda p: float(run_cell(replace(p, evaluate_on="validation"), data)["test_metric"]),
+                        on_point, rows=SUBSAMPLE_ROWS if rows == "default" else rows)
 
 
 def _scored_rows(data) -> str:

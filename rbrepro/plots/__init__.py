@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from rbrepro.analysis.results import load_results, swept_for  # noqa: F401 - the command line reads them here
 from rbrepro.errors import InvalidParameter
-from rbrepro.plots.fig3 import plot_fig3
-from rbrepro.plots.fig4 import plot_fig4
-from rbrepro.plots.fig5 import plot_fig5
-from rbrepro.plots.fig6 import plot_fig6
-from rbrepro.plots.scaling import plot_scaling
+from rbrepro.vocabulary import FIGURES as FIGURE_NAMES
 
-FIGURES = {"fig3": plot_fig3, "fig4": plot_fig4, "fig5": plot_fig5, "fig6": plot_fig6, "scaling": plot_scaling}
+#: each figure's drawing function, `plot_<name>` of the module rbrepro.plots.<name>, for every name in
+#: vocabulary.FIGURES (the one list of the figures: a figure is its module and its name there)
+FIGURES = {name: getattr(importlib.import_module(f"rbrepro.plots.{name}"), f"plot_{name}") for name in FIGURE_NAMES}
 
 
 def make_figure(figure: str, results: str | Path, out_base: str | Path) -> list[Path]:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pandas as pd
 
 from rbrepro.analysis.chosen import draws_of
-from rbrepro.analysis.rows import LOAD_FLAG_CORES, disturbed_timings, spread, test_rows
+from rbrepro.analysis.rows import spread, test_rows
 from rbrepro.drawing import METHOD_STYLE, steady
+from rbrepro.sweep.quiet import LOAD_FLAG_CORES, disturbed_timings
 
 METRIC_LABEL = {"accuracy": "accuracy (%)", "rel_error": "relative error"}
 

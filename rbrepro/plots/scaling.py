@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rbrepro.analysis.growth import COSTS, exponents, medians
 from rbrepro.analysis.rows import test_rows
 from rbrepro.drawing import empty_panel, finish, new_figure, plain_log_ticks, steady
 from rbrepro.plots.common import problems_note
+from rbrepro.sweep.growth import COSTS, exponents, medians
 
 
 def fitted_line(fit, ends: np.ndarray) -> np.ndarray:

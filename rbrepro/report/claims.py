@@ -17,13 +17,13 @@ import numpy as np
 import pandas as pd
 
 from rbrepro.analysis.chosen import chosen_numpy_rows, chosen_sigma_rows, draws_of, most_run_R, numpy_test_rows
-from rbrepro.analysis.growth import LINEAR_SLOPE
 from rbrepro.analysis.rows import edge_rows, higher_is_better, test_rows
 from rbrepro.analysis.sigma_cost import cheapest_sigma, time_and_iterations
 from rbrepro.analysis.targets import rows_reaching
 from rbrepro.models.registry import REFERENCE, SUBJECT
 from rbrepro.report.markdown import band
 from rbrepro.report.outcomes import NOT_JUDGED, Finding, quiet_note, straddles, verdict_rule
+from rbrepro.sweep.growth import LINEAR_SLOPE
 
 # Claim 1 (§5.1, Fig. 3): train and test "coincidentally" improve with sigma, then diverge.
 #: up to the chosen sigma: Spearman correlation of train and test performance at least this

@@ -21,14 +21,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from rbrepro.analysis.chosen import (  # noqa: F401 - re-exported: the rows a point stands on
+from rbrepro.analysis.chosen import (
     chosen_exact,
-    chosen_numpy_rows,
     chosen_sigma_rows,
     draws_of,
-    numpy_test_rows,
 )
 from rbrepro.analysis.rows import test_rows
+from rbrepro.metrics import same_sigma
 from rbrepro.models.registry import REFERENCE, SUBJECT, baselines
 from rbrepro.published import published_table
 
@@ -257,7 +256,7 @@ def shape_bins(rows: pd.DataFrame) -> list[ShapeBins]:
 
 def _draw_value(rows: pd.DataFrame, sigma: float) -> float | None:
     """The authors' draw at sigma (it ignores the seed: several seeds are the same cell)."""
-    at = rows[np.isclose(rows["sigma"], sigma, rtol=1e-9)]
+    at = rows[same_sigma(rows["sigma"], sigma)]
     return float(at["test_metric"].mean()) if len(at) else None
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from rbrepro.analysis.rows import LOAD_FLAG_CORES, disturbed_timings
+from rbrepro.sweep.quiet import LOAD_FLAG_CORES, disturbed_timings
 
 HOLDS, PARTLY, FAILS, INCONCLUSIVE, NOT_JUDGED = "holds", "holds partly", "does not hold", "inconclusive", \
     "not judged"

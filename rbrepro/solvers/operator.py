@@ -1,7 +1,8 @@
 """What the solvers see of a feature matrix Z (N x D): an operator, not a data type (as Falkon's
 solvers do). Every operator has `shape`, `matvec(W) = Z W`, `rmatvec(V) = Z^T V`, `gram_diagonal()`
-(diag Z^T Z, the Jacobi preconditioner) and `to_csr()` or a dense `Z` for the direct solve. Four
-methods are optional, and a solver uses them where they exist:
+(diag Z^T Z, the Jacobi preconditioner) and `to_csr()` or a dense `Z` for the direct solve
+(`FeatureOperator` declares the first four). Four methods are optional, and a solver uses them where
+they exist (it asks with `hasattr`):
 
 - `gram_apply_dots(P, lam, R, inv_diag)`: Q = (Z^T Z + lam I) P and, per column, the dots p^T q,
   r^T M q and q^T M q (M = diag(inv_diag), or I) fused in the operator's own pass (Random Binning's

@@ -18,22 +18,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rbrepro.errors import InvalidParameter
+from rbrepro.constraints import FRACTION, check
+from rbrepro.mixing import splitmix64
 
 #: defaults of the estimators' validation_fraction and n_iter_no_change
 VALIDATION_FRACTION = 0.1
 PATIENCE = 8
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _splitmix64(x: np.ndarray) -> np.ndarray:
-    """SplitMix64's finalizer: a bijective mix of 64-bit integers (uniform bits from a counter)."""
-    with np.errstate(over="ignore"):
-        z = x + _GOLDEN
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
 
 
 def held_out(n_rows: int, fraction: float, seed: int, first_row: int = 0) -> np.ndarray:
@@ -43,18 +34,12 @@ def held_out(n_rows: int, fraction: float, seed: int, first_row: int = 0) -> np.
     check_fraction(fraction)
     rows = np.arange(first_row, first_row + n_rows, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        mixed = _splitmix64(rows ^ _splitmix64(np.array([seed], dtype=np.uint64))[0])
+        mixed = splitmix64(rows ^ splitmix64(np.array([seed], dtype=np.uint64))[0])
     return (mixed >> np.uint64(11)).astype(np.float64) * 2.0 ** -53 < fraction
 
 
 def check_fraction(fraction) -> None:
-    if not (isinstance(fraction, (float, int, np.floating)) and 0 < fraction < 1):
-        raise InvalidParameter(f"validation_fraction must be a number in (0, 1), got {fraction!r}")
-
-
-def check_patience(patience) -> None:
-    if not (isinstance(patience, (int, np.integer)) and not isinstance(patience, bool) and patience >= 1):
-        raise InvalidParameter(f"n_iter_no_change must be an integer >= 1, got {patience!r}")
+    check("validation_fraction", fraction, FRACTION)
 
 
 def correct_decisions(S: np.ndarray, truth: np.ndarray) -> int:
@@ -89,16 +74,13 @@ def regression_score(truth: np.ndarray) -> Callable[[np.ndarray], float]:
 
 class ValidationStopping:
     """ridge_cg's callback: scores each iterate on the held-out rows' features `Z_val`, remembers the
-    best (the earlier one on a tie) and stops after `patience` iterations without a better one. With
-    `keep_coef`, it also keeps a copy of the best iterate (a D x C copy at every improvement); a
-    search that only needs the best step count (the estimators' early stopping) goes without."""
+    best (the earlier one on a tie) with a copy of it (`best_coef`, D x C, the iterate the final steps
+    go on from) and stops after `patience` iterations without a better one."""
 
-    def __init__(self, Z_val, score: Callable[[np.ndarray], float], patience: int = PATIENCE,
-                 keep_coef: bool = True):
+    def __init__(self, Z_val, score: Callable[[np.ndarray], float], patience: int = PATIENCE):
         self.Z_val = Z_val
         self.score = score
         self.patience = patience
-        self.keep_coef = keep_coef
         self.best_score = -np.inf
         self.best_iteration = 0
         self.best_coef: np.ndarray | None = None
@@ -118,8 +100,6 @@ class ValidationStopping:
         self.scores.append(value)
         if value > self.best_score:
             self.best_score, self.best_iteration = value, iteration
-            if not self.keep_coef:
-                return False
             if self.best_coef is None or self.best_coef.shape != W.shape:
                 self.best_coef = W.copy()
             else:

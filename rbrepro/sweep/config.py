@@ -76,6 +76,7 @@ from rbrepro.vocabulary import (
     SOLVERS,
     STOPPINGS,
     VARIANTS,
+    needs_cg,
 )
 from rbrepro.vocabulary import FIGURES as DRAWN_FIGURES
 from rbrepro.yamlconf import ConfigError, Node, Reader, compose
@@ -290,9 +291,9 @@ def _solver(rd: Reader, node: Node, methods: tuple[str, ...], kernel: str, rng: 
         out["variants"] = rd.choice_list(s["variant"], "solver.variant", VARIANTS)
     if "stopping" in s:
         out["stopping"] = rd.choice(s["stopping"], "solver.stopping", STOPPINGS)
-        if out["stopping"] == "validation" and solver not in ("cg", "pcg"):
-            rd.fail(s["stopping"], "solver.stopping", "stopping 'validation' stops CG's iterations: it needs "
-                                                      "solver.name cg or pcg")
+        refusal = needs_cg("stopping 'validation'", solver) if out["stopping"] == "validation" else None
+        if refusal:
+            rd.fail(s["stopping"], "solver.stopping", refusal)
     conflict = solver_conflict(solver, methods, kernel=kernel, rng=rng, scoring=scoring)  # the cells' own rule
     if conflict:
         rd.fail(s["name"], "solver.name", conflict)

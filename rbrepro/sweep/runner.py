@@ -28,6 +28,7 @@ import yaml
 from rbrepro.data.atomic import write_text_atomic
 from rbrepro.data.registry import REGISTRY, DatasetSpec
 from rbrepro.memory import memory_limit_bytes
+from rbrepro.metrics import same_sigma
 from rbrepro.models.cell import ALGORITHM_VERSION, CellParams
 from rbrepro.models.kernel_ridge import ExactKernelRegressor
 from rbrepro.models.registry import METHODS
@@ -39,7 +40,7 @@ from rbrepro.sweep.config import SweepConfig
 from rbrepro.sweep.keys import params_key
 from rbrepro.sweep.plan import CellTask, ClusterCellTask, Job, SweepCounts, SweepPlan, plan_sweep
 from rbrepro.sweep.quiet import LOAD_FLAG_CORES, quietness
-from rbrepro.sweep.selection import choose_sigma
+from rbrepro.sweep.selection import best_sigmas
 from rbrepro.sweep.store import (
     CSV_NAME,
     UNAVAILABLE_NAME,
@@ -66,19 +67,19 @@ def select(cells: Iterable[CellParams], datasets=(), sigmas=(), Rs=(), seeds=(),
     """Narrow the grid from the command line (an empty filter keeps everything)."""
     def keep(c: CellParams) -> bool:
         return ((not datasets or c.dataset in datasets)
-                and (not sigmas or any(abs(c.sigma - s) <= 1e-9 * max(1.0, abs(s)) for s in sigmas))
+                and (not sigmas or any(same_sigma(c.sigma, s) for s in sigmas))
                 and (not Rs or c.R in Rs or not METHODS[c.method].has_R) and (not seeds or c.seed in seeds)
                 and (not methods or c.method in methods))
     return [c for c in cells if keep(c)]
 
 def _chosen_sigma(config: SweepConfig, out: Path, fingerprints: dict, reuse_stale: bool = False) -> dict:
     """(dataset, method, R) -> (sigma, edge), chosen from the finished cells of `out`: the
-    validation cells, or the test grid when choosing on test (SweepConfig.choose_sigma)."""
+    validation cells, or the test grid when choosing on test (selection.best_sigmas)."""
     if config.selection is None:
         return {}
     source = selection_cells(config) if config.selection.on == "validation" else cells_on_test(config)
     rows = [s.row for s in cell_states(source, out, fingerprints, reuse_stale) if s.status == "done"]
-    return choose_sigma(config, rows)
+    return best_sigmas(config, rows)
 
 def annotate(frame: pd.DataFrame, config: SweepConfig, chosen: dict) -> pd.DataFrame:
     """Mark the rows sigma selection chose: `selected` (the chosen sigma of its dataset, method
@@ -95,7 +96,7 @@ def annotate(frame: pd.DataFrame, config: SweepConfig, chosen: dict) -> pd.DataF
     picked = [chosen.get((d, m, int(r))) if e == "test" else None
               for d, m, r, e in zip(frame["dataset"], frame["method"], frame["R"].fillna(0),
                                     frame.get("evaluate_on", pd.Series("test", index=frame.index)).fillna("test"))]
-    frame["selected"] = [p is not None and abs(float(s) - p[0]) <= 1e-9 * max(1.0, p[0])
+    frame["selected"] = [p is not None and bool(same_sigma(float(s), p[0]))
                          for p, s in zip(picked, frame["sigma"])]
     frame["sigma_edge"] = [p[1] if ok else "" for p, ok in zip(picked, frame["selected"])]
     return frame

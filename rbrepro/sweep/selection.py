@@ -69,7 +69,7 @@ def _scores(config, rows: list[dict], on: str, grids: dict) -> tuple[dict, dict]
     return scores, metrics
 
 
-def choose_sigma(config, rows: list[dict]) -> dict:
+def best_sigmas(config, rows: list[dict]) -> dict:
     """(dataset, method, R) -> (sigma, edge) from finished rows: the validation rows of the
     selection cells, or the test grid's rows when choosing on test, by the one rule of
     `metrics.best_sigma` (the best median over seeds, the smaller sigma on a tie). Per dataset, one

@@ -33,8 +33,8 @@ def diagnose(dataset: str, n: int = 2000, sigmas: Sequence[float] = DEFAULT_SIGM
              sample_seed: int = SAMPLE_SEED) -> pd.DataFrame:
     """Diagnostics rows (rbrepro.theory.diagnostics) on n training rows of `dataset` drawn with
     `sample_seed`; lam None means N lam = 0.01 (the design's lam)."""
+    from rbrepro.constraints import check_count, check_sigma
     from rbrepro.errors import InvalidParameter
-    from rbrepro.features.params import check_count, check_sigma
 
     methods = theorem1_methods() if methods is None else methods
     for sigma in sigmas:  # validated before any kernel matrix is built

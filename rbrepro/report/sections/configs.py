@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from rbrepro.analysis.chosen import numpy_test_rows
 from rbrepro.models.registry import REFERENCE
-from rbrepro.report.fidelity import numpy_test_rows
 from rbrepro.report.markdown import table
 from rbrepro.report.runs import FIDELITY_RUNS
 

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from rbrepro.analysis.rows import LOAD_FLAG_CORES, disturbed_timings
-from rbrepro.report.fidelity import draws_of, true_values
+from rbrepro.analysis.chosen import draws_of
+from rbrepro.report.fidelity import true_values
 from rbrepro.report.markdown import table
 from rbrepro.report.runs import SHAPE_BINS, drift_note, stale_generated_data, stale_shape_bins
 from rbrepro.report.sections.configs import row_seeds
+from rbrepro.sweep.quiet import LOAD_FLAG_CORES, disturbed_timings
 
 
 def _when(frame: pd.DataFrame) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rbrepro.analysis.growth import LINEAR_SLOPE, exponent_table, exponents, growth_kind, training_in_R
 from rbrepro.analysis.rows import test_rows
 from rbrepro.data.registry import paper_set
 from rbrepro.models.registry import SUBJECT
@@ -14,6 +13,7 @@ from rbrepro.published import published_table
 from rbrepro.report.fidelity import SHAPE_BINS_FACTOR, shape_bins, true_values
 from rbrepro.report.markdown import table
 from rbrepro.report.runs import SHAPE_BINS, stale_shape_bins
+from rbrepro.sweep.growth import LINEAR_SLOPE, exponent_table, exponents, growth_kind, training_in_R
 
 
 def scaling_section(loaded_runs: dict) -> str:

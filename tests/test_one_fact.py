@@ -1,0 +1,119 @@
+"""Facts defined once: the CG-family solver set and its refusal, and the validation rules every door
+shares (rbrepro.constraints)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rbrepro.constraints import check_count, check_nonnegative, check_sigma
+from rbrepro.errors import InvalidParameter
+from rbrepro.models.cell import CellParams
+from rbrepro.vocabulary import CG_SOLVERS, RIDGE_SOLVERS, needs_cg
+
+ADVICE = "choose solver " + " or ".join(CG_SOLVERS)
+
+
+def test_the_cg_family_is_among_the_ridge_solvers_and_has_one_refusal():
+    assert set(CG_SOLVERS) < set(RIDGE_SOLVERS)
+    assert needs_cg("early_stopping", "pcg") is None
+    assert needs_cg("stopping 'validation'", "default", "cg") is None
+    message = needs_cg("stopping 'validation'", "default", "cholesky", "stopping 'residual'")
+    assert "stops CG's iterations" in message and "cholesky" in message and ADVICE in message
+
+
+def test_every_door_refuses_validation_stopping_without_cg_with_the_same_advice(tmp_path):
+    from rbrepro.models import RandomFourierRegressor
+    from rbrepro.sweep.config import load_config
+    from rbrepro.yamlconf import ConfigError
+
+    with pytest.raises(InvalidParameter, match=ADVICE):
+        CellParams("ijcnn1", method="exact", stopping="validation").validate()
+    X = np.random.default_rng(0).uniform(size=(40, 2))
+    with pytest.raises(InvalidParameter, match=ADVICE):
+        RandomFourierRegressor(solver="direct", early_stopping=True).fit(X, X[:, 0])
+    path = tmp_path / "es.yaml"
+    path.write_text("name: es\nmethods: [rf]\nseeds: [0]\nsolver: {name: direct, stopping: validation}\n"
+                    "datasets: {digits: {sigma: [0.1], R: [16]}}\n")
+    with pytest.raises(ConfigError, match=ADVICE):
+        load_config(path)
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("R", 2.5, "R must be a positive integer"),
+    ("threads", 1.5, "threads must be an integer >= 0"),
+    ("lam", float("nan"), "lam must be a finite number >= 0"),
+    ("tol", 0.0, "tol must be a number > 0"),
+    ("maxit", -1, "maxit must be an integer >= 0"),
+    ("sigma", True, "sigma must be a positive finite number"),
+])
+def test_a_cells_numbers_are_checked_by_the_estimators_rules(field, value, words):
+    with pytest.raises(InvalidParameter, match=words):
+        CellParams("ijcnn1", **{field: value}).validate()
+
+
+def test_the_shared_rules_keep_their_messages():
+    with pytest.raises(InvalidParameter, match=r"^sigma must be a positive finite number, got -1\.0$"):
+        check_sigma(-1.0)
+    with pytest.raises(InvalidParameter, match=r"^R must be a positive integer, got 0$"):
+        check_count("R", 0)
+    with pytest.raises(InvalidParameter, match=r"^lam must be a finite number >= 0, got inf$"):
+        check_nonnegative("lam", float("inf"))
+    check_count("R", 10**400)  # an integer too large for a float is still an integer
+
+
+def test_the_same_sigma_is_one_tolerance():
+    from rbrepro.metrics import same_sigma
+
+    assert same_sigma(1.58, 1.58 * (1 + 1e-12)) and not same_sigma(1.58, 1.58 * (1 + 1e-6))
+    assert same_sigma(0.01 + 5e-10, 0.01)  # absolute below 1: a value read back from text
+    assert list(same_sigma(np.array([0.1, 0.2, 0.1 + 1e-11]), 0.1)) == [True, False, True]
+
+
+def test_the_figures_drawn_are_the_vocabularys_and_rbs_draws_are_its_rngs():
+    from rbrepro import vocabulary
+    from rbrepro.features import RandomBinningFeatures
+    from rbrepro.plots import FIGURES
+
+    assert tuple(FIGURES) == vocabulary.FIGURES and all(callable(f) for f in FIGURES.values())
+    with pytest.raises(InvalidParameter, match="draws must be one of " + ", ".join(vocabulary.RNGS)):
+        RandomBinningFeatures(draws="other").fit(np.zeros((4, 2)))
+
+
+def test_the_kernels_are_declared_once_and_a_registered_one_is_taken_by_name():
+    """A kernel is its functions plus one KernelSpec: here exp(-sigma ||x - y||_1 / 2), whose
+    frequencies are the L1 kernel's at sigma / 2; the feature maps and the exact kernel take it."""
+    from rbrepro import vocabulary
+    from rbrepro.features import NystromFeatures, RandomFourierFeatures
+    from rbrepro.features.kernels import (
+        KERNEL_SPECS,
+        KernelSpec,
+        cauchy_frequencies,
+        register_kernel,
+        unregister_kernel,
+    )
+    from rbrepro.models.kernel_ridge import ExactKernelRegressor
+
+    assert tuple(KERNEL_SPECS) == vocabulary.KERNELS
+
+    def half_l1(A, B, sigma, out):
+        out[:] = np.exp(-0.5 * sigma * np.abs(A[:, None, :] - B[None, :, :]).sum(axis=2))
+
+    register_kernel(KernelSpec(name="half_l1", distance="||x - y||_1 / 2", matrix=half_l1,
+                               frequencies=lambda rng, d, R, sigma: cauchy_frequencies(rng, d, R, sigma / 2)))
+    try:
+        with pytest.raises(InvalidParameter, match="registered already"):
+            register_kernel(KERNEL_SPECS["half_l1"])
+        X = np.random.default_rng(0).uniform(size=(60, 3))
+        K = np.empty((60, 60))
+        half_l1(X, X, 2.0, K)
+        Z = RandomFourierFeatures(n_components=20000, sigma=2.0, kernel="half_l1", random_state=0).fit(X).transform(X)
+        assert np.abs(Z.astype(float) @ Z.T.astype(float) - K).max() < 0.05
+        Zn = NystromFeatures(n_components=60, sigma=2.0, kernel="half_l1", random_state=0).fit(X).transform(X)
+        assert np.allclose(Zn @ Zn.T, K, atol=1e-6)
+        exact = ExactKernelRegressor(sigma=2.0, kernel="half_l1", lam=1e-8).fit(X, X[:, 0])
+        assert np.abs(exact.predict(X) - X[:, 0]).max() < 1e-3
+    finally:
+        unregister_kernel("half_l1")
+    with pytest.raises(InvalidParameter, match="kernel must be one of"):
+        RandomFourierFeatures(kernel="half_l1").fit(X)
