@@ -19,11 +19,11 @@ from threadpoolctl import threadpool_limits
 
 from rbrepro import metrics
 from rbrepro.data.load import Dataset, validation_split
-from rbrepro.errors import InvalidParameter
+from rbrepro.errors import InvalidParameter, UnknownName
 from rbrepro.features.params import check_sigma
 from rbrepro.memory import PeakMemory, memory_limit_bytes
 from rbrepro.models import targets
-from rbrepro.models.registry import METHODS, SUBJECT, method_names, solver_conflict
+from rbrepro.models.registry import METHODS, SUBJECT, method_spec, solver_conflict
 from rbrepro.provenance import provenance
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.vocabulary import KERNELS, LOSSES, RNGS, SCALINGS, SCORINGS, SOLVERS, STOPPINGS, VARIANTS
@@ -64,9 +64,10 @@ class CellParams:
     def validate(self) -> "CellParams":
         """Refuse, naming it, a value outside its vocabulary, a combination the method cannot run
         (the registry's rules) or a number out of range."""
-        if self.method not in METHODS:
-            raise InvalidParameter(f"method {self.method!r} is not available; choose from {', '.join(method_names())}")
-        spec = METHODS[self.method]
+        try:
+            spec = method_spec(self.method)
+        except UnknownName as exc:  # a parameter's value here: the registry's words, as a bad parameter
+            raise InvalidParameter(str(exc)) from None
         for name, allowed in (("solver", SOLVERS), ("kernel", KERNELS)):
             if getattr(self, name) not in allowed:
                 raise InvalidParameter(f"{name} {getattr(self, name)!r} is not available; choose from "
