@@ -27,7 +27,24 @@ def relative_error(y_true, y_pred) -> float:
     0.2
     """
     y_true = np.asarray(y_true, dtype=np.float64)
-    return float(np.linalg.norm(y_true - np.asarray(y_pred)) / np.linalg.norm(y_true))
+    norm = np.linalg.norm(y_true)
+    if norm == 0 or not np.isfinite(norm):  # targets all 0 (or none): undefined, said as NaN (`stated`)
+        return float("nan")
+    return float(np.linalg.norm(y_true - np.asarray(y_pred)) / norm)
+
+
+def stated(metric: str, value: float, unit: str = "") -> str:
+    """A metric's value for a person to read; NaN says why (a relative error of targets all 0).
+
+    Examples
+    --------
+    >>> from rbrepro.metrics import stated
+    >>> stated("rel_error", 0.25), stated("rel_error", float("nan"))
+    ('0.25', 'NaN (undefined: the targets scored are all 0)')
+    """
+    if value == value:
+        return f"{value:.4g}{unit}"
+    return "NaN (undefined: the targets scored are all 0)" if metric == "rel_error" else "NaN (no rows scored)"
 
 
 def accuracy_percent(y_true, y_pred) -> float:

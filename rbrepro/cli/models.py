@@ -41,6 +41,7 @@ from rbrepro.cli.common import (
     say,
     status,
 )
+from rbrepro.metrics import stated
 from rbrepro.models.registry import SUBJECT
 from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
 
@@ -238,7 +239,8 @@ def _train_summary(row: dict, method: str, kernel, auto: bool, saved: bool, clus
         chosen = f"sigma {row['sigma']:g} chosen on the {row['sigma_selection']}{edge}\n"
     return (chosen + f"{row['dataset']}: {method} R={row['R']} sigma={row['sigma']:g}{kernel_text} "
             f"{'l1' if rcd else 'lam'}={row['lam']:g}: test "
-            f"{row['metric']} {row['test_metric']:.4g}{unit} (train {row['train_metric']:.4g}{unit}); "
+            f"{row['metric']} {stated(row['metric'], row['test_metric'], unit)} "
+            f"(train {stated(row['metric'], row['train_metric'], unit)}); "
             f"D={row['D']}{kappa}; {solver_text}; tested on {row['split']} ({row['n_test']:,} rows); "
             f"featurize {row['featurize_s']:.3f} s + solve "
             f"{row['solve_s']:.3f} s = train {row['train_s']:.3f} s; predict {row['predict_s']:.3f} s; peak "

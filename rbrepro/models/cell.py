@@ -23,6 +23,7 @@ from rbrepro.errors import InvalidParameter, UnknownName
 from rbrepro.features.params import check_sigma
 from rbrepro.memory import PeakMemory, memory_limit_bytes
 from rbrepro.models import targets
+from rbrepro.models.degenerate import check_learnable
 from rbrepro.models.registry import METHODS, SUBJECT, method_spec, solver_conflict
 from rbrepro.provenance import provenance
 from rbrepro.solvers.cg import MAXIT, TOL
@@ -204,6 +205,7 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None, w
     params = params.validate().resolved()
     if params.evaluate_on == "validation":
         data = validation_split(data)
+    check_learnable(data, "training rows" if params.evaluate_on != "validation" else "rows of the validation fit")
     threads = min(params.threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
     numba.set_num_threads(threads)
     model = make_model(params, data.model_task, threads)
