@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rbrepro.analysis.results import load_results, swept_for  # noqa: F401 - the command line reads them here
+from rbrepro.analysis.results import swept_for
 from rbrepro.errors import InvalidParameter
 from rbrepro.plots.fig3 import plot_fig3
 from rbrepro.plots.fig4 import plot_fig4
 from rbrepro.plots.fig5 import plot_fig5
 from rbrepro.plots.fig6 import plot_fig6
 from rbrepro.plots.scaling import plot_scaling
+from rbrepro.sweep.results_folder import load_results
 
 FIGURES = {"fig3": plot_fig3, "fig4": plot_fig4, "fig5": plot_fig5, "fig6": plot_fig6, "scaling": plot_scaling}
 
