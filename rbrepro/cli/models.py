@@ -44,6 +44,7 @@ from rbrepro.cli.common import (
 from rbrepro.metrics import stated
 from rbrepro.models.registry import SUBJECT
 from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
+from rbrepro.settings import CLUSTER_DEADLINES
 
 
 @app.command()
@@ -160,7 +161,8 @@ def train(
                                               "pickle) for `rbrepro predict`."),
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Fit and predict across a dask cluster: local:N "
                                           "(N worker processes on 127.0.0.1, started and stopped here) or "
-                                          f"tcp://HOST:PORT (a running scheduler); {SPLITTABLE} only."),
+                                          f"tcp://HOST:PORT (a running scheduler); {SPLITTABLE} only. Deadlines: "
+                                          f"{CLUSTER_DEADLINES}, a first worker as long."),
     partitions: Optional[int] = typer.Option(None, "--partitions", min=1, help="--cluster: row partitions "
                                              "[default: one per worker]."),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object: the result row."),
