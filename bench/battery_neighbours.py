@@ -81,7 +81,9 @@ def results_folder_cases(tmp: Path) -> list[Case]:
             Case("results folder", f"{verb}: a resolved config that is a list", [*command, not_a_mapping],
                  ("config.resolved.yaml",)),
         ]
-    cases.append(Case("results folder", "summary: the CSV named directly", ["summary", intact / "results.csv"],
+    (tmp / "folders" / "loose").mkdir(parents=True, exist_ok=True)  # a CSV alone, in a folder without results.csv
+    named = shutil.copy(intact / "results.csv", tmp / "folders" / "loose" / "fig4-rows.csv")
+    cases.append(Case("results folder", "summary: a CSV named directly", ["summary", named],
                       expect="ok", check_ok=lambda out: "no results" not in out and "120 cells: 120 ok" in out))
     return cases
 

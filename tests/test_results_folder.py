@@ -60,9 +60,11 @@ def test_a_cell_key_on_two_rows_is_refused_not_counted_twice(folder):
 
 
 def test_a_results_csv_named_directly_is_summarized_as_its_folder_is(folder):
-    proc = run_cli("summary", folder / "results.csv")
+    (folder.parent / "loose").mkdir()  # a CSV alone, in a folder without results.csv
+    named = shutil.copy(folder / "results.csv", folder.parent / "loose" / "fig4-rows.csv")
+    proc = run_cli("summary", named)
     assert proc.returncode == 0, proc.stderr
-    assert "no results" not in proc.stdout and f"{folder / 'results.csv'}: 120 cells: 120 ok" in proc.stdout
+    assert "no results" not in proc.stdout and f"{named}: 120 cells: 120 ok" in proc.stdout
 
 
 def test_the_report_outside_a_checkout_says_so_and_writes_nothing(tmp_path):
