@@ -42,9 +42,12 @@ def stated(metric: str, value: float, unit: str = "") -> str:
     >>> stated("rel_error", 0.25), stated("rel_error", float("nan"))
     ('0.25', 'NaN (undefined: the targets scored are all 0)')
     """
-    if value == value:
-        return f"{value:.4g}{unit}"
-    return "NaN (undefined: the targets scored are all 0)" if metric == "rel_error" else "NaN (no rows scored)"
+    return f"{value:.4g}{unit}" if value == value else f"NaN ({undefined_because(metric)})"
+
+
+def undefined_because(metric: str) -> str:
+    """Why a metric's value is NaN, in words (`stated`, and the JSON row's note beside a null)."""
+    return "undefined: the targets scored are all 0" if metric == "rel_error" else "undefined: no rows scored"
 
 
 def accuracy_percent(y_true, y_pred) -> float:

@@ -51,3 +51,13 @@ def test_the_sweep_of_a_tiny_file_names_the_cause_in_its_rows(tmp_path):
     data = load_dataset(str(path), tmp_path / "d", progress=False)
     with pytest.raises(InvalidParameter, match="too few rows to hold any out"):
         run_cell(CellParams(dataset=data.name, R=8), data)
+
+
+def test_a_json_row_says_null_and_why_for_a_metric_that_cannot_be_computed(tmp_path):
+    import json
+
+    train = _rows(tmp_path / "tr.txt", [i / 10 for i in range(30)])
+    test = _rows(tmp_path / "te.txt", [0] * 10)
+    proc = run_cli("train", train, "--test", test, "--task", "regression", "--R", 8, "--json")
+    row = json.loads(proc.stdout)
+    assert row["test_metric"] is None and "targets scored are all 0" in row["test_metric_undefined"]

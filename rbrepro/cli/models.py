@@ -41,7 +41,7 @@ from rbrepro.cli.common import (
     say,
     status,
 )
-from rbrepro.metrics import stated
+from rbrepro.metrics import stated, undefined_because
 from rbrepro.models.registry import SUBJECT
 from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
 from rbrepro.settings import CLUSTER_DEADLINES
@@ -197,8 +197,11 @@ def train(
         status(f"{name}: loading the data" + (", then choosing sigma without the test rows (each width scored "
                                               "is printed)" if auto else "") + f", then fitting {method.value} ...")
     row = _train_here_or_on(cluster, partitions, params, options)
-    if as_json:
-        typer.echo(json.dumps(row, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
+    if as_json:  # a metric that could not be computed is null with its reason beside it, never a bare NaN
+        undefined = {k: None for k in ("train_metric", "test_metric") if row[k] != row[k]}
+        notes = {f"{k}_undefined": undefined_because(row["metric"]) for k in undefined}
+        typer.echo(json.dumps({**row, **undefined, **notes},
+                              default=lambda v: v.item() if hasattr(v, "item") else str(v)))
         return
     typer.echo(_train_summary(row, method.value, kernel, auto, save_model is not None, cluster is not None))
 
