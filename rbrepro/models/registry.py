@@ -209,9 +209,10 @@ class _Registry(Mapping):
         return name in self._load()
 
 
-def _entry_point_specs() -> list[MethodSpec]:
-    """The MethodSpecs the installed packages declare in ENTRY_POINTS (an entry may name a spec, or a
-    function returning one or a list of them); one that fails to load is named and left out (plugins)."""
+def _entry_point_specs() -> list[tuple[str, MethodSpec]]:
+    """(distribution, MethodSpec) of each method the installed packages declare in ENTRY_POINTS (an entry
+    may name a spec, or a function returning one or a list of them); one that fails to load is named and
+    left out (plugins)."""
     found = []
     for dist, value in plugins.load_entries(ENTRY_POINTS):
         specs = value if isinstance(value, (list, tuple)) else [value]
