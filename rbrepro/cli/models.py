@@ -46,6 +46,11 @@ from rbrepro.models.registry import SUBJECT
 from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
 from rbrepro.settings import CLUSTER_DEADLINES
 
+#: --cluster's help: the two kinds of address and every network wait's deadline
+CLUSTER_HELP = ("Fit and predict across a dask cluster: local:N (N worker processes on 127.0.0.1, started and "
+                f"stopped here) or tcp://HOST:PORT (a running scheduler); {SPLITTABLE} only. Deadlines: "
+                f"{CLUSTER_DEADLINES}, a first worker as long.")
+
 
 @app.command()
 def featurize(
@@ -159,10 +164,7 @@ def train(
                                                       "60% of RAM]; larger estimates are refused up front."),
     save_model: Optional[Path] = typer.Option(None, "--save-model", help="Write the fitted model here (.npz, no "
                                               "pickle) for `rbrepro predict`."),
-    cluster: Optional[str] = typer.Option(None, "--cluster", help="Fit and predict across a dask cluster: local:N "
-                                          "(N worker processes on 127.0.0.1, started and stopped here) or "
-                                          f"tcp://HOST:PORT (a running scheduler); {SPLITTABLE} only. Deadlines: "
-                                          f"{CLUSTER_DEADLINES}, a first worker as long."),
+    cluster: Optional[str] = typer.Option(None, "--cluster", help=CLUSTER_HELP),
     partitions: Optional[int] = typer.Option(None, "--partitions", min=1, help="--cluster: row partitions "
                                              "[default: one per worker]."),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object: the result row."),
@@ -197,11 +199,8 @@ def train(
         status(f"{name}: loading the data" + (", then choosing sigma without the test rows (each width scored "
                                               "is printed)" if auto else "") + f", then fitting {method.value} ...")
     row = _train_here_or_on(cluster, partitions, params, options)
-    if as_json:  # a metric that could not be computed is null with its reason beside it, never a bare NaN
-        undefined = {k: None for k in ("train_metric", "test_metric") if row[k] != row[k]}
-        notes = {f"{k}_undefined": undefined_because(row["metric"]) for k in undefined}
-        typer.echo(json.dumps({**row, **undefined, **notes},
-                              default=lambda v: v.item() if hasattr(v, "item") else str(v)))
+    if as_json:
+        typer.echo(_json_row(row))
         return
     typer.echo(_train_summary(row, method.value, kernel, auto, save_model is not None, cluster is not None))
 
@@ -227,6 +226,13 @@ def _train_here_or_on(cluster: str | None, partitions: int | None, params, optio
             status(f"starting the dask cluster {cluster} (workers take some seconds to come up) ...")
         return _guard(lambda: train_on_cluster(params, cluster, partitions=partitions, **options))
     return _guard(lambda: train_model(params, **options))
+
+
+def _json_row(row: dict) -> str:
+    """The result row as JSON: a metric that could not be computed is null with its reason beside it."""
+    undefined = {k: None for k in ("train_metric", "test_metric") if row[k] != row[k]}
+    notes = {f"{k}_undefined": undefined_because(row["metric"]) for k in undefined}
+    return json.dumps({**row, **undefined, **notes}, default=lambda v: v.item() if hasattr(v, "item") else str(v))
 
 
 def _train_summary(row: dict, method: str, kernel, auto: bool, saved: bool, clustered: bool) -> str:
