@@ -43,7 +43,9 @@ from bench.battery_cases import (
     sweep_config_cases,
     write,
 )
+from bench.battery_neighbours import cluster_cases, degenerate_cases, report_cases, results_folder_cases
 from bench.battery_own import cli_option_cases, memory_cases, own_answer_cases, own_data_cases
+from bench.battery_plugins import plugin_cases
 
 
 def classify(case: Case, proc) -> tuple[str, str]:
@@ -137,7 +139,8 @@ def main(argv=None) -> int:
     try:
         cases = [*libsvm_cases(tmp), *csv_cases(tmp), *model_cases(tmp), *settings_cases(tmp), *fetch_cases(tmp),
                  *sweep_config_cases(tmp), *own_data_cases(tmp), *cli_option_cases(tmp), *own_answer_cases(tmp),
-                 *memory_cases(tmp)]
+                 *memory_cases(tmp), *plugin_cases(tmp), *degenerate_cases(tmp), *results_folder_cases(tmp),
+                 *report_cases(tmp), *cluster_cases(tmp)]
         if args.group:
             cases = [c for c in cases if c.group in args.group]
         counts = {"clean error": 0, "correct": 0, "BAD": 0}

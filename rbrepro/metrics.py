@@ -27,7 +27,27 @@ def relative_error(y_true, y_pred) -> float:
     0.2
     """
     y_true = np.asarray(y_true, dtype=np.float64)
-    return float(np.linalg.norm(y_true - np.asarray(y_pred)) / np.linalg.norm(y_true))
+    norm = np.linalg.norm(y_true)
+    if norm == 0 or not np.isfinite(norm):  # targets all 0 (or none): undefined, said as NaN (`stated`)
+        return float("nan")
+    return float(np.linalg.norm(y_true - np.asarray(y_pred)) / norm)
+
+
+def stated(metric: str, value: float, unit: str = "") -> str:
+    """A metric's value for a person to read; NaN says why (a relative error of targets all 0).
+
+    Examples
+    --------
+    >>> from rbrepro.metrics import stated
+    >>> stated("rel_error", 0.25), stated("rel_error", float("nan"))
+    ('0.25', 'NaN (undefined: the targets scored are all 0)')
+    """
+    return f"{value:.4g}{unit}" if value == value else f"NaN ({undefined_because(metric)})"
+
+
+def undefined_because(metric: str) -> str:
+    """Why a metric's value is NaN, in words (`stated`, and the JSON row's note beside a null)."""
+    return "undefined: the targets scored are all 0" if metric == "rel_error" else "undefined: no rows scored"
 
 
 def accuracy_percent(y_true, y_pred) -> float:

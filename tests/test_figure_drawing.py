@@ -23,13 +23,13 @@ import rbrepro.plots.fig5 as fig5_module
 import rbrepro.plots.fig6 as fig6_module
 from rbrepro.analysis import rows as row_rules
 from rbrepro.analysis.chosen import chosen_sigma_rows
-from rbrepro.analysis.results import load_results
 from rbrepro.drawing import new_figure, plain_log_ticks
 from rbrepro.plots.common import REPLAYED, REPLAYED_MARKER
 from rbrepro.plots.fig3 import ONE_SIGMA_NOTE, plot_fig3
 from rbrepro.plots.fig4 import plot_fig4
 from rbrepro.plots.fig5 import plot_fig5
 from rbrepro.plots.fig6 import plot_fig6
+from rbrepro.sweep.results_folder import load_results
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 
 from rbrepro.analysis.chosen import exact_reference
-from rbrepro.analysis.results import load_results
 from rbrepro.analysis.speedups import eq29_speedup, speedups
 from rbrepro.analysis.targets import ladder
 from rbrepro.plots import make_figure
 from rbrepro.sweep.backends import LocalBackend
 from rbrepro.sweep.config import parse_config
+from rbrepro.sweep.results_folder import load_results
 from rbrepro.sweep.runner import run_sweep
 from tests.conftest import make_binary_problem, write_libsvm
 

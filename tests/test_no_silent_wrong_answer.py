@@ -162,7 +162,7 @@ def test_terminal_escape_codes_from_files_are_not_sent_raw(tmp_path):
 def test_figures_refuse_finished_rows_whose_metrics_are_not_finite(tmp_path):
     import pandas as pd
 
-    from rbrepro.analysis.results import load_results
+    from rbrepro.sweep.results_folder import load_results
 
     rows = pd.DataFrame({"dataset": ["d", "d"], "method": ["rb", "rb"], "sigma": [1.0, 2.0], "R": [8, 8],
                          "seed": [0, 0], "metric": ["accuracy"] * 2, "train_metric": [90.0, 91.0],

@@ -197,9 +197,9 @@ def test_the_points_without_a_result_are_counted_once_by_whether_their_dataset_r
 
 def test_compare_and_the_readme_count_the_same_points_in_the_same_words():
     """One voice: `rbrepro compare RESULTS` counts a committed run as README's counts block does."""
-    from rbrepro.analysis.results import load_results
     from rbrepro.report.counts import run_points
     from rbrepro.report.runs import FIDELITY_RUNS
+    from rbrepro.sweep.results_folder import load_results
 
     root = Path(__file__).resolve().parents[1]
     readme = (root / "README.md").read_text()

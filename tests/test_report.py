@@ -29,6 +29,7 @@ def _copy_results(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     shutil.copytree(ROOT / "results", root / "results", ignore=shutil.ignore_patterns("cells", "bench.csv"))
     (root / "README.md").write_text(f"intro\n\n{REPORT_BEGIN}\nSTALE-BLOCK\n{REPORT_END}\n\nrest\n")
+    (root / "pyproject.toml").write_text('[project]\nname = "rbrepro"\n')  # a checkout's marker
     return root
 
 

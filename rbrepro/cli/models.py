@@ -41,9 +41,16 @@ from rbrepro.cli.common import (
     say,
     status,
 )
+from rbrepro.metrics import stated, undefined_because
 from rbrepro.models.registry import DEFAULT_L1, METHODS, SUBJECT
 from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
+from rbrepro.settings import CLUSTER_DEADLINES
 from rbrepro.vocabulary import CG_SOLVERS
+
+#: --cluster's help: the two kinds of address and every network wait's deadline
+CLUSTER_HELP = ("Fit and predict across a dask cluster: local:N (N worker processes on 127.0.0.1, started and "
+                f"stopped here) or tcp://HOST:PORT (a running scheduler); {SPLITTABLE} only. Deadlines: "
+                f"{CLUSTER_DEADLINES}, a first worker as long.")
 
 
 @app.command()
@@ -158,9 +165,7 @@ def train(
                                                       "60% of RAM]; larger estimates are refused up front."),
     save_model: Optional[Path] = typer.Option(None, "--save-model", help="Write the fitted model here (.npz, no "
                                               "pickle) for `rbrepro predict`."),
-    cluster: Optional[str] = typer.Option(None, "--cluster", help="Fit and predict across a dask cluster: local:N "
-                                          "(N worker processes on 127.0.0.1, started and stopped here) or "
-                                          f"tcp://HOST:PORT (a running scheduler); {SPLITTABLE} only."),
+    cluster: Optional[str] = typer.Option(None, "--cluster", help=CLUSTER_HELP),
     partitions: Optional[int] = typer.Option(None, "--partitions", min=1, help="--cluster: row partitions "
                                              "[default: one per worker]."),
     as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object: the result row."),
@@ -196,7 +201,7 @@ def train(
                                               "are printed after)" if auto else "") + f", then fitting {method.value} ...")
     row = _train_here_or_on(cluster, partitions, params, options)
     if as_json:
-        typer.echo(json.dumps(row, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
+        typer.echo(_json_row(row))
         return
     typer.echo(_train_summary(row, method.value, kernel, auto, save_model is not None, cluster is not None))
 
@@ -224,6 +229,13 @@ def _train_here_or_on(cluster: str | None, partitions: int | None, params, optio
     return _guard(lambda: train_model(params, **options))
 
 
+def _json_row(row: dict) -> str:
+    """The result row as JSON: a metric that could not be computed is null with its reason beside it."""
+    undefined = {k: None for k in ("train_metric", "test_metric") if row[k] != row[k]}
+    notes = {f"{k}_undefined": undefined_because(row["metric"]) for k in undefined}
+    return json.dumps({**row, **undefined, **notes}, default=lambda v: v.item() if hasattr(v, "item") else str(v))
+
+
 def _train_summary(row: dict, method: str, kernel, auto: bool, saved: bool, clustered: bool) -> str:
     """`train`'s text output: the chosen sigma (with --sigma auto), then the result row in one line."""
     rcd = row["solver"] == "rcd"
@@ -243,7 +255,8 @@ def _train_summary(row: dict, method: str, kernel, auto: bool, saved: bool, clus
     r_text = f" R={row['R']}" if METHODS[method].has_R else ""
     return (chosen + f"{row['dataset']}: {method}{r_text} sigma={row['sigma']:g}{kernel_text} "
             f"{'l1' if rcd else 'lam'}={row['lam']:g}: test "
-            f"{row['metric']} {row['test_metric']:.4g}{unit} (train {row['train_metric']:.4g}{unit}); "
+            f"{row['metric']} {stated(row['metric'], row['test_metric'], unit)} "
+            f"(train {stated(row['metric'], row['train_metric'], unit)}); "
             f"D={row['D']}{kappa}; {solver_text}; tested on {row['split']} ({row['n_test']:,} rows); "
             f"featurize {row['featurize_s']:.3f} s + solve "
             f"{row['solve_s']:.3f} s = train {row['train_s']:.3f} s; predict {row['predict_s']:.3f} s; peak "

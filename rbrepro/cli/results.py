@@ -63,8 +63,9 @@ def compare(
     compared directly (within 0.2 points or 1 %). Fig. 5: each (dataset, method, R) at the
     chosen sigma. Fig. 3: RB at each published (R, sigma), and the exact kernel's line.
     """
-    from rbrepro.plots import load_results, swept_for
+    from rbrepro.analysis.results import swept_for
     from rbrepro.report.counts import comparison_lines, run_points
+    from rbrepro.sweep.results_folder import load_results
 
     frame, config = _guard(lambda: load_results(results))
     figure = swept_for(frame, config)
@@ -91,13 +92,13 @@ def summary(
     [min, max] and how many). Where the sweep chose no sigma (a grid), the best median on test is
     shown and said to be so: a look at the test rows, not a selection."""
     from rbrepro.analysis.best import best_settings
-    from rbrepro.analysis.results import load_results
+    from rbrepro.sweep.results_folder import load_results, results_csv
     from rbrepro.sweep.summary import summarize
 
     for folder in results:
-        for line in summarize(folder if folder.is_dir() else folder.parent):
+        frame, config = _guard(lambda: load_results(folder))
+        for line in summarize(results_csv(folder), frame, config):
             typer.echo(line)
-        frame, _ = _guard(lambda: load_results(folder))
         table = best_settings(frame)
         if table.empty:
             typer.echo("  no successful test rows")

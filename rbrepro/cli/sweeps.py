@@ -19,7 +19,9 @@ from rbrepro.cli.common import (
     _parse_floats,
     _validated,
     err,
+    say,
 )
+from rbrepro.settings import CLUSTER_DEADLINES
 
 
 @app.command()
@@ -37,7 +39,8 @@ def sweep(
                                                "config is exclusive]."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler",
                                             help="Run cells on dask.distributed: a scheduler address "
-                                                 "(tcp://HOST:PORT) or 'local' for an embedded local cluster."),
+                                                 "(tcp://HOST:PORT) or 'local' for an embedded local cluster. Deadlines: "
+                                                 f"{CLUSTER_DEADLINES}; a first worker: --worker-timeout."),
     fresh_process: bool = typer.Option(False, "--fresh-process",
                                        help="Run every cell in a new worker process (slower to start)."),
     memory_limit: Optional[float] = typer.Option(None, "--memory-limit", callback=_validated(_check_memory_limit),
@@ -228,4 +231,25 @@ def _report(cfg, counts: dict, out_dir: Path, reuse_from: list[Path], datasets: 
                f"{counts['total'] - counts['ran'] - n_reused} already done), {counts['failed']} failed, {counts['skipped']} "
                f"skipped by the memory guard -> {out_dir / 'results.csv'}{aside}")
     if counts["failed"]:
+        say(_first_failure(out_dir))
         raise typer.Exit(1)
+
+
+def _first_failure(out_dir: Path) -> str:
+    """The first failed cell's cause, for stderr (the rest are in results.csv's error column)."""
+    import pandas as pd
+
+    from rbrepro.errors import RbreproError
+    from rbrepro.sweep.results_folder import load_results
+
+    try:
+        frame, _ = load_results(out_dir)
+        failed = frame[frame["status"] == "failed"] if "status" in frame else frame.iloc[:0]
+    except (RbreproError, OSError, KeyError, pd.errors.ParserError):
+        failed = None
+    if failed is None or failed.empty:
+        return f"the failed cells' causes are in {out_dir / 'results.csv'} (column error)"
+    row = failed.iloc[0]
+    cell = " ".join(f"{k}={row[k]}" for k in ("dataset", "method", "sigma", "R", "seed") if k in row)
+    return (f"first failed cell ({cell}): {str(row.get('error', ''))[:300]} (every cause: "
+            f"{out_dir / 'results.csv'}, column error)")

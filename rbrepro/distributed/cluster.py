@@ -15,9 +15,8 @@ from urllib.parse import urlparse
 
 from rbrepro.distributed.errors import ClusterTimeout, ClusterUnavailable, WorkerLost
 from rbrepro.errors import InvalidParameter
+from rbrepro.settings import cluster_timeout
 
-#: seconds to reach a scheduler and for a worker to join it
-CONNECT_TIMEOUT_S = 10.0
 #: seconds one step of a fit (featurizing the partitions, one CG step, a prediction) may take
 STEP_TIMEOUT_S = 3600.0
 
@@ -31,46 +30,88 @@ def parse_cluster(spec: str) -> tuple[str, int | str]:
             raise InvalidParameter(f"--cluster {spec!r}: local:N needs a positive number of workers N")
         return "local", int(count)
     parsed = urlparse(text)
-    if parsed.scheme == "tcp" and parsed.hostname and parsed.port:
+    try:
+        port = parsed.port
+    except ValueError:  # a port that is not a number 0 ... 65535
+        port = None
+    if parsed.scheme == "tcp" and parsed.hostname and port:
         return "address", text
     raise InvalidParameter(f"--cluster {spec!r}: give local:N (N worker processes here) or tcp://HOST:PORT "
                            "(a running dask scheduler)")
 
 
 def _probe(address: str, timeout_s: float) -> None:
-    """Fail at once where nothing listens at the scheduler's address (dask itself would retry until
-    its timeout)."""
-    parsed = urlparse(address)
+    """Fail within timeout_s for each wait where nothing listens at the scheduler's address (dask itself
+    would retry until its timeout), or where what listens sends no handshake: a dask server speaks first."""
+    parsed = urlparse(address if "://" in address else f"tcp://{address}")
     try:
-        with socket.create_connection((parsed.hostname, parsed.port), timeout=timeout_s):
-            pass
+        sock = socket.create_connection((parsed.hostname, parsed.port), timeout=timeout_s)
     except OSError as exc:
-        raise ClusterUnavailable(f"cannot reach the dask scheduler at {address}: "
+        raise ClusterUnavailable(f"cannot reach the dask scheduler at {address} within {timeout_s:g} s: "
                                  f"{exc.strerror or type(exc).__name__}") from None
+    with sock:
+        try:
+            first = sock.recv(1)
+        except OSError:  # socket.timeout included
+            first = None
+    if not first:
+        raise ClusterUnavailable(f"{address} accepted the connection but sent no dask handshake within "
+                                 f"{timeout_s:g} s: is a dask scheduler listening there? (each wait of reaching "
+                                 f"a scheduler has {timeout_s:g} s: $RBREPRO_CLUSTER_TIMEOUT)")
 
 
-def connect(address: str, timeout_s: float = CONNECT_TIMEOUT_S):
-    """A Client of the scheduler at `address` with at least one worker, or ClusterUnavailable."""
+def _within(timeout_s: float, fn, what: str):
+    """fn() once it returns within timeout_s; else ClusterUnavailable saying `what` got no reply. The
+    wait runs in a daemon thread, which a process that gives up leaves behind without waiting on it."""
+    import queue
+    import threading
+
+    answer: queue.Queue = queue.Queue()
+
+    def run():
+        try:
+            answer.put((True, fn()))
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread as it is
+            answer.put((False, exc))
+
+    threading.Thread(target=run, daemon=True, name="rbrepro-cluster-connect").start()
+    try:
+        ok, value = answer.get(timeout=timeout_s)
+    except queue.Empty:
+        raise ClusterUnavailable(f"{what}: no reply within {timeout_s:g} s ($RBREPRO_CLUSTER_TIMEOUT)") from None
+    if not ok:
+        raise value
+    return value
+
+
+def connect(address: str, timeout_s: float | None = None, worker_timeout_s: float | None = None):
+    """A Client of the scheduler at `address` with at least one worker, or ClusterUnavailable: every
+    wait (connecting, the handshake, the first reply, a first worker) has its deadline, timeout_s
+    (default settings.cluster_timeout()) each; `worker_timeout_s` for the worker where it differs."""
     from distributed import Client
 
+    timeout_s = cluster_timeout() if timeout_s is None else timeout_s
+    workers_s = timeout_s if worker_timeout_s is None else worker_timeout_s
     _probe(address, timeout_s)
     try:
-        client = Client(address, timeout=f"{timeout_s}s")
+        client = _within(2 * timeout_s, lambda: Client(address, timeout=f"{timeout_s}s"),
+                         f"the dask scheduler at {address} answered its handshake but not the client")
     except (OSError, TimeoutError) as exc:
         raise ClusterUnavailable(f"cannot reach the dask scheduler at {address}: {exc}".splitlines()[0]) from None
     try:
-        client.wait_for_workers(1, timeout=timeout_s)
+        client.wait_for_workers(1, timeout=workers_s)
     except Exception:  # dask's own TimeoutError: nobody joined in time
         client.close()
-        raise ClusterUnavailable(f"no dask worker joined the scheduler at {address} within {timeout_s:g} s; "
+        raise ClusterUnavailable(f"no dask worker joined the scheduler at {address} within {workers_s:g} s; "
                                  f"start one with `dask worker {address}`") from None
     return client
 
 
 @contextlib.contextmanager
-def open_cluster(spec: str, timeout_s: float = CONNECT_TIMEOUT_S, memory_limit="auto"):
+def open_cluster(spec: str, timeout_s: float | None = None, memory_limit="auto"):
     """A Client of the cluster `spec` names (parse_cluster); a local cluster is stopped on exit."""
     kind, value = parse_cluster(spec)
+    timeout_s = cluster_timeout() if timeout_s is None else timeout_s
     cluster = None
     if kind == "local":
         from distributed import Client, LocalCluster

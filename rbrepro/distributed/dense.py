@@ -13,6 +13,7 @@ from rbrepro.constraints import check_count, check_sigma
 from rbrepro.distributed.partitions import take_rows
 from rbrepro.features.laplacian import as_dense, check_kernel
 from rbrepro.features.nystrom import NystromFeatures
+from rbrepro.models.feature_ridge import features_of
 from rbrepro.solvers.direct import dense_gram_rhs
 from rbrepro.solvers.operator import DenseOperator
 
@@ -46,7 +47,7 @@ def dense_matrix(part, features) -> DenseOperator:
         width = features.n_components_ if isinstance(features, NystromFeatures) else features.n_components
         return DenseOperator(np.zeros((0, width), dtype=np.float64 if isinstance(features, NystromFeatures)
                                       else np.float32))
-    return DenseOperator(features.transform(X))
+    return DenseOperator(features_of(features, X))  # a plug-in's output checked at its boundary
 
 
 def gram_rhs(Z: DenseOperator, Y: np.ndarray, y_mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

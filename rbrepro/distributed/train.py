@@ -3,7 +3,7 @@ on a dask cluster; the row adds the workers, partitions and bytes moved per CG s
 
 from __future__ import annotations
 
-from rbrepro.distributed.cluster import CONNECT_TIMEOUT_S, open_cluster, parse_cluster
+from rbrepro.distributed.cluster import open_cluster, parse_cluster
 from rbrepro.distributed.errors import NotDistributable
 from rbrepro.distributed.estimator import DistributedRidge
 
@@ -43,7 +43,7 @@ def _cluster_columns(cluster: str, model: DistributedRidge) -> dict:
 
 
 def train_on_cluster(params, cluster: str, *, partitions: int | None = None,
-                     connect_timeout_s: float = CONNECT_TIMEOUT_S, **train_kwargs) -> dict:
+                     connect_timeout_s: float | None = None, **train_kwargs) -> dict:
     """models.train.train(params, **train_kwargs) with the fit and the test predictions on `cluster`
     (`local:N` or `tcp://HOST:PORT`)."""
     from rbrepro.models.train import train
@@ -57,7 +57,7 @@ def train_on_cluster(params, cluster: str, *, partitions: int | None = None,
 
 
 def run_cell_on_cluster(params, data, cluster: str, *, partitions: int | None = None,
-                        connect_timeout_s: float = CONNECT_TIMEOUT_S) -> dict:
+                        connect_timeout_s: float | None = None) -> dict:
     """models.cell.run_cell on a loaded dataset with the fit and predictions on `cluster` (a sweep's
     `cluster:` key)."""
     from rbrepro.models.cell import run_cell

@@ -29,10 +29,11 @@ from rbrepro.constraints import (
     validate_params,
 )
 from rbrepro.data.load import Dataset, validation_split
-from rbrepro.errors import InvalidParameter
+from rbrepro.errors import InvalidParameter, UnknownName
 from rbrepro.memory import PeakMemory, memory_limit_bytes
 from rbrepro.models import targets
-from rbrepro.models.registry import METHODS, SUBJECT, method_names, solver_conflict
+from rbrepro.models.degenerate import check_learnable
+from rbrepro.models.registry import METHODS, SUBJECT, method_spec, solver_conflict
 from rbrepro.provenance import provenance
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.threads import thread_count
@@ -91,9 +92,10 @@ class CellParams:
     def validate(self) -> "CellParams":
         """Refuse, naming it, a value outside its vocabulary, a combination the method cannot run
         (the registry's rules) or a number out of range."""
-        if self.method not in METHODS:
-            raise InvalidParameter(f"method {self.method!r} is not available; choose from {', '.join(method_names())}")
-        spec = METHODS[self.method]
+        try:
+            spec = method_spec(self.method)
+        except UnknownName as exc:  # a parameter's value here: the registry's words, as a bad parameter
+            raise InvalidParameter(str(exc)) from None
         for name, allowed in (("solver", SOLVERS), ("kernel", KERNELS)):
             if getattr(self, name) not in allowed:
                 raise InvalidParameter(f"{name} {getattr(self, name)!r} is not available; choose from "
@@ -216,6 +218,7 @@ def run_cell(params: CellParams, data: Dataset, model_out: list | None = None, w
     params = params.validate().resolved()
     if params.evaluate_on == "validation":
         data = validation_split(data)
+    check_learnable(data, "training rows" if params.evaluate_on != "validation" else "rows of the validation fit")
     threads = thread_count(params.threads)
     numba.set_num_threads(threads)
     model = make_model(params, data.model_task, threads)

@@ -38,6 +38,7 @@ from rbrepro.errors import InvalidParameter
 from rbrepro.memory import check_memory, memory_limit_bytes
 from rbrepro.models import width_checks
 from rbrepro.models._base import _Classifier
+from rbrepro.models.plugins import check_output
 from rbrepro.models.registry import SUBJECT, MethodSpec, method_spec
 from rbrepro.models.ridge_memory import cg_columns_per_pass, solve_memory
 from rbrepro.models.sigma_search import resolve_sigma
@@ -63,17 +64,36 @@ PREDICT_BLOCK_ENTRIES = 1 << 26  # feature entries per prediction block: 256 MB 
 FINAL_STEPS = PATIENCE
 
 
+def _plugin_of(features) -> str | None:
+    """The plug-in and method whose feature map `features` is (None: one of the paper's)."""
+    from rbrepro.models.registry import METHODS, plugin_label, resolve
+
+    for name, spec in METHODS.items():
+        label = plugin_label(name)
+        if label and spec.features and resolve(spec.features) is type(features):
+            return label
+    return None
+
+
+def _checked(features, Z, n_rows: int, stage: str):
+    """Z as given, once a plug-in's map gave a 2-D float matrix of n_rows finite rows (models.plugins)."""
+    if hasattr(Z, "matvec"):  # a compact operator of the paper's own (RB's BinnedMatrix)
+        return Z
+    who = _plugin_of(features)
+    return Z if who is None else check_output(who, Z, n_rows, stage)
+
+
 def fit_features(features, X):
     """Z of the training rows: a feature map's compact operator where it has one (RB's
-    BinnedMatrix), else its dense transform."""
+    BinnedMatrix), else its dense transform (a plug-in's checked at the boundary)."""
     compact = getattr(features, "fit_transform_binned", None)
-    return compact(X) if compact else features.fit(X).transform(X)
+    return compact(X) if compact else _checked(features, features.fit(X).transform(X), X.shape[0], "transform")
 
 
 def features_of(features, X):
     """Z of new rows, as `fit_features` gives it."""
     compact = getattr(features, "transform_binned", None)
-    return compact(X) if compact else features.transform(X)
+    return compact(X) if compact else _checked(features, features.transform(X), X.shape[0], "transform")
 
 
 def feature_cost(model) -> dict:

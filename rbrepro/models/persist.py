@@ -26,7 +26,7 @@ from rbrepro.constraints import check_sigma
 from rbrepro.data.atomic import atomic_path
 from rbrepro.data.scaling import MinMaxScaler
 from rbrepro.errors import RbreproError
-from rbrepro.models.registry import METHODS, RCD_ESTIMATORS, resolve
+from rbrepro.models.registry import METHODS, ORIGINS, RCD_ESTIMATORS, resolve
 
 FORMAT = "rbrepro-model"
 VERSION = 3  # 2: linear bin-vector hash (keys of version 1 files differ); 3: classifier/regressor classes
@@ -152,7 +152,9 @@ def save_model(model, path: str | Path, dataset: str, n_features: int, task: str
         for attr in PIPELINE_SCALERS[kind]:
             if getattr(step, attr, None) is not None:
                 arrays[f"pipeline{i}.{attr}"] = np.asarray(getattr(step, attr))
+    method = getattr(model, "method", None)
     header = {"format": FORMAT, "version": VERSION, "class": cls.__name__, "feature_class": feature_class,
+              **({"method": method, "plugin": ORIGINS.get(method)} if isinstance(method, str) else {}),
               **({"pipeline": pipeline} if pipeline else {}),
               "params": model.get_params(), "scalars": scalars, "dataset": dataset, "n_features": int(n_features),
               "task": task, "scaling": scaling, "data_fingerprint": fingerprint, "label_column": int(label_column),
@@ -217,6 +219,16 @@ def load_model(path: str | Path):
         raise ModelFileError(f"{path}: not a readable rbrepro model file ({type(exc).__name__}: {exc})") from None
 
 
+def _not_installed(path: Path, header: dict) -> str:
+    """Why a model file's classes are not here: the method (and the package to install) it was saved by."""
+    method, plugin = header.get("method"), header.get("plugin")
+    if not isinstance(method, str):
+        return f"{path}: its model class {str(header.get('class'))[:80]!r} belongs to no installed method"
+    get = f"; install the package {plugin!r} (pip install {plugin}) that declares it" if isinstance(plugin, str) \
+        else " (it was registered at run time, by register_method, when the model was saved)"
+    return f"{path}: a model of the method {method[:80]!r}, which is not installed here{get[:200]}"
+
+
 def _load(path: Path):
     if path.stat().st_size == 0:
         raise ModelFileError(f"{path}: the model file is empty")
@@ -224,9 +236,10 @@ def _load(path: Path):
     npz = np.load(path, allow_pickle=False)
     with npz:
         header = json.loads(str(npz["__header__"]))
-        if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("version") != VERSION \
-                or header.get("class") not in classes:
+        if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("version") != VERSION:
             raise ModelFileError(f"{path}: not an rbrepro model file of version {VERSION}")
+        if header.get("class") not in classes or (header.get("feature_class") or "") not in {"", *classes}:
+            raise ModelFileError(_not_installed(path, header))
         if header.get("header_sha256") != _header_checksum(header):
             raise ModelFileError(f"{path}: damaged model: its header does not match its checksum")
         sums = header.get("checksums") or {}

@@ -18,20 +18,18 @@ and regressor from `models.ridge_classes` unless `estimators` names its own. Eve
 only; the ones a method must state default to UNKNOWN and an entry that leaves one unsaid is refused,
 naming it, rather than borrowing another method's.
 
-A leaf: it imports only the error kinds and the vocabularies (rbrepro.vocabulary); classes named by
-"module:Class" strings are imported on use.
+A leaf: it imports only the error kinds, the vocabularies (rbrepro.vocabulary) and the plug-ins'
+isolation (models.plugins); classes named by "module:Class" strings are imported on use.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from rbrepro.errors import InvalidParameter, UnknownName
+from rbrepro.models import plugins
 from rbrepro.vocabulary import KERNELS, RIDGE_SOLVERS, SOLVERS
-
-log = logging.getLogger(__name__)
 
 ROLES = ("subject", "baseline", "reference")
 MEMORY_MODELS = ("features", "kernel", "blocks")
@@ -115,8 +113,10 @@ class MethodSpec:
         return cls(**{self.r_parameter: R}, **{k: v for k, v in params.items() if k in taken})
 
     def fit_memory(self, n: int, d: int, R: int) -> float:
-        """Bytes of featurizing n rows of d features at R: its feature map's own model."""
-        return self.feature_class().fit_memory(n, d, R)
+        """Bytes of featurizing n rows of d features at R: its feature map's own model (a plug-in's checked)."""
+        value = self.feature_class().fit_memory(n, d, R)
+        who = plugin_label(self.name)
+        return value if who is None else plugins.check_memory_model(who, value, n, d, R)
 
     @property
     def has_R(self) -> bool:
@@ -187,11 +187,13 @@ class _Registry(Mapping):
     def _load(self) -> dict:
         if not self._loaded:
             self._loaded = True  # first, so a plug-in that reads the registry while loading sees no loop
-            for spec in _entry_point_specs():
+            for dist, spec in _entry_point_specs():
                 try:
                     register_method(spec)
-                except InvalidParameter as exc:  # a broken plug-in is named and left out, never fatal
-                    log.warning("rbrepro: %s", exc)
+                    ORIGINS[spec.name] = dist
+                    plugins.mark_parent_only(spec.name, False)
+                except Exception as exc:  # noqa: BLE001 - a broken plug-in is named and left out, never fatal
+                    plugins.warn_unusable(dist, str(exc))
         return self._specs
 
     def __getitem__(self, name: str) -> MethodSpec:
@@ -207,25 +209,28 @@ class _Registry(Mapping):
         return name in self._load()
 
 
-def _entry_point_specs() -> list[MethodSpec]:
-    """The MethodSpecs the installed packages declare in ENTRY_POINTS (an entry may name a spec, or a
-    function returning one or a list of them); an entry that fails to load is named and left out."""
-    from importlib.metadata import entry_points
-
+def _entry_point_specs() -> list[tuple[str, MethodSpec]]:
+    """(distribution, MethodSpec) of each method the installed packages declare in ENTRY_POINTS (an entry
+    may name a spec, or a function returning one or a list of them); one that fails to load is named and
+    left out (plugins)."""
     found = []
-    for entry in entry_points(group=ENTRY_POINTS):
-        try:
-            value = entry.load()
-            value = value() if callable(value) and not isinstance(value, MethodSpec) else value
-        except Exception as exc:  # noqa: BLE001 - another package's import may fail in any way
-            log.warning("rbrepro: the method plug-in %r (%s) did not load: %s: %s", entry.name, entry.value,
-                        type(exc).__name__, exc)
-            continue
+    for dist, value in plugins.load_entries(ENTRY_POINTS):
         specs = value if isinstance(value, (list, tuple)) else [value]
-        found += [s for s in specs if isinstance(s, MethodSpec)]
+        found += [(dist, s) for s in specs if isinstance(s, MethodSpec)]
         if not all(isinstance(s, MethodSpec) for s in specs):
-            log.warning("rbrepro: the method plug-in %r (%s) gives no MethodSpec", entry.name, entry.value)
+            plugins.warn_unusable(dist, f"its entry point gives {type(value).__name__}, not a MethodSpec")
     return found
+
+
+#: method name -> the distribution that installed it (methods from entry points only)
+ORIGINS: dict[str, str] = {}
+
+
+def plugin_label(name: str) -> str | None:
+    """"method NAME of the plug-in package PKG" for an installed or run-time method, None for the paper's own."""
+    if name in {spec.name for spec in BUILT_IN}:
+        return None
+    return f"method {name!r} of the plug-in package {ORIGINS[name]!r}" if name in ORIGINS else f"method {name!r}"
 
 
 METHODS = _Registry(BUILT_IN)
@@ -304,6 +309,11 @@ def method_spec(name: str) -> MethodSpec:
     try:
         return METHODS[name]
     except KeyError:
+        if plugins.parent_only(name):
+            raise UnknownName(f"method {name!r} was registered by register_method in the parent process only, "
+                              f"and this process (a worker) cannot see it; declare it in the entry-point group "
+                              f"{ENTRY_POINTS!r} of an installed package, or run the cells in the registering "
+                              f"process") from None
         raise UnknownName(f"method {name!r} is not available; choose from {', '.join(METHODS)}") from None
 
 
@@ -354,7 +364,7 @@ def _gaps(spec: MethodSpec) -> list[str]:
         gaps += [] if spec.features and spec.has_R else ["features (its feature map) and r_parameter"]
         gaps += [] if spec.center is not None else ["center (whether its targets are centred by default)"]
         cls = resolve(spec.features) if spec.features else None
-        needs = ("fit", "transform", "fit_memory", "_saved_arrays", "_saved_scalars")
+        needs = ("fit", "transform", "fit_memory", "get_params", "_saved_arrays", "_saved_scalars")
         gaps += [f"a feature map with {', '.join(needs)}"] if cls and not all(hasattr(cls, a) for a in needs) else []
     elif not all(spec.estimators):
         gaps += ["estimators (classifier, regressor) for a method without a feature map"]
@@ -417,6 +427,7 @@ def register_method(spec: MethodSpec) -> MethodSpec:
     if gaps:
         raise InvalidParameter(f"method {spec.name!r} cannot be registered: it needs {'; '.join(gaps)}")
     specs[spec.name] = spec
+    plugins.mark_parent_only(spec.name, True)
     return spec
 
 
@@ -435,3 +446,5 @@ def unregister_method(name: str) -> None:
         raise InvalidParameter(f"method {name!r} is one of the paper's and stays registered")
     method_spec(name)
     del METHODS._specs[name]
+    ORIGINS.pop(name, None)
+    plugins.mark_parent_only(name, False)

@@ -11,6 +11,7 @@ import numba
 import numpy as np
 
 from rbrepro.models.cell import CellParams, run_cell
+from rbrepro.models.degenerate import check_auto_sigma, check_learnable
 from rbrepro.models.registry import DEFAULT_L1
 
 
@@ -73,6 +74,7 @@ def train(params: CellParams, *, lam: float | None = None, l1: float | None = No
     data = load_dataset(params.dataset, data_dir, mirror, progress=progress, datasets_file=datasets_file,
                         scaling=params.scaling, test_file=test_file, label_column=label_column, task=task,
                         memory_limit_gb=params.memory_limit_gb)
+    check_learnable(data)
     weight = (DEFAULT_L1 if l1 is None else l1) if rcd else (data.info["spec"].lam if lam is None else lam)
     params = replace(params, dataset=data.name, lam=weight)
     chosen = None
@@ -82,6 +84,7 @@ def train(params: CellParams, *, lam: float | None = None, l1: float | None = No
 
         params, chosen = replace(params, sigma=width(data.X_train)), {"sigma_selection": SCALE_RULE}
     if auto_sigma:
+        check_auto_sigma(data, params.stopping == "validation", params.seed)
         sigma, curve, edge = choose_sigma(params, data, on_point=on_point)
         params, chosen = replace(params, sigma=sigma), {
             "sigma_selection": (f"held-out tenth of {_scored_rows(data)}, {len(curve)} sigmas" if

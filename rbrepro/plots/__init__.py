@@ -5,8 +5,9 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from rbrepro.analysis.results import load_results, swept_for  # noqa: F401 - the command line reads them here
+from rbrepro.analysis.results import swept_for
 from rbrepro.errors import InvalidParameter
+from rbrepro.sweep.results_folder import load_results
 from rbrepro.vocabulary import FIGURES as FIGURE_NAMES
 
 #: each figure's drawing function, `plot_<name>` of the module rbrepro.plots.<name>, for every name in

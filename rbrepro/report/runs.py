@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rbrepro.analysis.results import load_results
+from rbrepro.sweep.results_folder import load_results
 
 #: The published runs the report reads, by protocol; a run that is not committed is named as missing.
 RUNS = {"theory": ("theory",), "fig3": ("fig3", "fig3-as-published"), "fig4": ("fig4",),

@@ -16,12 +16,12 @@ import numpy as np
 import pandas as pd
 
 from rbrepro.analysis.chosen import chosen_exact, chosen_numpy_rows, chosen_sigma_rows, draws_of
-from rbrepro.analysis.results import load_results
 from rbrepro.analysis.rows import higher_is_better, test_rows
 from rbrepro.analysis.speedups import speedups
 from rbrepro.analysis.targets import rows_reaching
 from rbrepro.models.registry import REFERENCE, SUBJECT
 from rbrepro.report.markdown import band, table
+from rbrepro.sweep.results_folder import load_results
 
 
 def _fmt(value, digits: int = 3) -> str:

@@ -191,17 +191,13 @@ class DaskBackend:
             cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
                                    dashboard_address=None)
             return Client(cluster), cluster
-        try:
-            client = Client(self.address, timeout=f"{self.worker_timeout_s}s")
-        except OSError as exc:
-            raise NoWorkers(f"cannot reach the dask scheduler at {self.address}: {exc}") from None
-        try:
-            client.wait_for_workers(1, timeout=self.worker_timeout_s)
-        except Exception:  # dask's own TimeoutError: nobody joined in time
-            client.close()
-            raise NoWorkers(f"no dask worker joined the scheduler at {self.address} within "
-                            f"{self.worker_timeout_s:g} s; start one with `dask worker {self.address}`") from None
-        return client, None
+        from rbrepro.distributed.cluster import connect
+        from rbrepro.distributed.errors import ClusterUnavailable
+
+        try:  # every wait has its deadline: connecting, the handshake, the first reply, a first worker
+            return connect(self.address, worker_timeout_s=self.worker_timeout_s), None
+        except ClusterUnavailable as exc:
+            raise NoWorkers(str(exc)) from None
 
     @staticmethod
     def _capacity(client) -> tuple[int, float]:
