@@ -48,7 +48,8 @@ help:
 	@echo "                  sklearnex SVC/SVR, the authors' C++ (AUTHORS=PATH, SKLEARNEX_PYTHON=PATH)"
 	@echo "make bench-authors the authors' C++ beside rbrepro on every mirror dataset (AUTHORS=PATH)"
 	@echo "make bench-authors-solver  the authors' PCG driver (49 updates, warm-started classes) on their draws"
-	@echo "make bench-roofline  RB's CG beside a STREAM-like triad: the machine's memory bandwidth"
+	@echo "make bench-roofline  each part of RB's CG step and featurize against the machine's floor for it, every"
+	@echo "                  mirror dataset at R = 64, 256, 1024 (mnist 64, 256; bench/results/roofline.csv)"
 	@echo "make bench-rcd-kernels  seconds per RCD epoch of each kernel (bench/results/rcd-kernels.csv)"
 
 $(STAMP): pyproject.toml constraints.txt
@@ -238,7 +239,8 @@ bench-authors-solver: $(STAMP)
 # RB's CG against the machine's memory bandwidth (a STREAM-like triad) in one process.
 bench-roofline: $(STAMP)
 	rm -f bench/results/roofline.csv
-	$(DATA_ENV) RBREPRO_BENCH_CSV=bench/results/roofline.csv $(BIN)/python -m bench.roofline
+	$(DATA_ENV) RBREPRO_BENCH_CSV=bench/results/roofline.csv $(BIN)/python -m bench.roofline ijcnn1 cadata letter cod_rna_split
+	$(DATA_ENV) RBREPRO_BENCH_CSV=bench/results/roofline.csv $(BIN)/python -m bench.roofline mnist --R 64 256
 
 bench-layout: $(STAMP)
 	$(DATA_ENV) $(BIN)/python -m bench.rb_layout
