@@ -11,8 +11,9 @@ part of the step must do, on data of the step's own shape:
 Per dataset (ijcnn1, cadata, letter, cod_rna_split, mnist) and R (64, 256, 1024), each part of one CG
 step (PCG with its preconditioner, the estimators' default solver) is timed alone, best of REPEATS:
 the gather, the scatter with its scaling, lam term and dots (one pass), the vector update with the
-preconditioner and the new direction (one pass), and the whole step as `ridge_cg` runs it; "rest" is
-the whole step less its parts (Python, allocation, thread start-up). Each row's value is the part's
+preconditioner and the new direction (one pass), and the whole step as `ridge_cg` runs it (the time of
+50 steps less that of 10, over 40: the solve's setup apart); "rest" is the whole step less its parts
+(Python, allocation, thread start-up). Each row's value is the part's
 time, its baseline the floor's time for the same count of loads, updates or bytes: the ratio column
 reads "x the floor" (1 is at the floor). Featurization is timed beside it, as (row, grid, feature)
 steps per second.
@@ -44,29 +45,41 @@ from rbrepro.solvers.cg import PRECONDITIONER_POWER
 DATASETS = ("ijcnn1", "cadata", "letter", "cod_rna_split", "mnist")
 REPEATS = 7
 STEPS = 10
+MORE_STEPS = 40  # a step's time is (time of STEPS + MORE_STEPS steps - time of STEPS) / MORE_STEPS
 L1_DOUBLES = 2048  # 16 KB: inside any core's L1 data cache
+LANES = 4  # independent accumulators or tables, as the gather and scatter group 4 grids
 
 
 @nb.njit(parallel=True, cache=True)
 def indirect_loads(ids, table, out):
-    """out[t] = sum of table[ids[i]] over thread t's share of ids: one indirect load per id."""
+    """out[t] = sum of table[ids[i]] over thread t's share of ids: one indirect load per id, summed
+    into LANES independent accumulators so that the adds never wait on each other (the loads' own
+    rate, not an add's latency)."""
     n_threads = out.shape[0]
-    n = ids.shape[0]
+    n = ids.shape[0] // LANES * LANES
     for t in nb.prange(n_threads):
-        s = 0.0
-        for i in range(t * n // n_threads, (t + 1) * n // n_threads):
-            s += table[ids[i]]
-        out[t] = s
+        lo = t * (n // LANES) // n_threads * LANES
+        hi = (t + 1) * (n // LANES) // n_threads * LANES
+        acc = np.zeros(LANES)
+        for i in range(lo, hi, LANES):
+            for k in range(LANES):
+                acc[k] += table[ids[i + k]]
+        out[t] = acc.sum()
 
 
 @nb.njit(parallel=True, cache=True)
 def read_modify_writes(ids, values, tables):
-    """tables[t, ids[i]] += values[i] over thread t's share: one read-modify-write per id."""
+    """tables[t, k, ids[i]] += values[i] over thread t's share, ids taken LANES at a time into LANES
+    disjoint tables (as the scatter walks several grids together): one read-modify-write per id,
+    independent chains that the core can overlap."""
     n_threads = tables.shape[0]
-    n = ids.shape[0]
+    n = ids.shape[0] // LANES * LANES
     for t in nb.prange(n_threads):
-        for i in range(t * n // n_threads, (t + 1) * n // n_threads):
-            tables[t, ids[i]] += values[i]
+        lo = t * (n // LANES) // n_threads * LANES
+        hi = (t + 1) * (n // LANES) // n_threads * LANES
+        for i in range(lo, hi, LANES):
+            for k in range(LANES):
+                tables[t, k, ids[i + k]] += values[i + k]
 
 
 @nb.njit(parallel=True, cache=True)
@@ -90,11 +103,11 @@ def floors(n_ids: int, vector_bytes: int) -> dict:
     second into an L1-sized table, and bytes per second of a triad over vector_bytes."""
     rng = np.random.default_rng(0)
     threads = nb.get_num_threads()
-    ids = rng.integers(0, L1_DOUBLES, n_ids, dtype=np.int32)
+    ids = rng.integers(0, L1_DOUBLES // LANES, n_ids, dtype=np.int32)
     values = rng.random(n_ids)
-    table = rng.random(L1_DOUBLES)
+    table = rng.random(L1_DOUBLES // LANES)
     out = np.empty(threads)
-    tables = np.zeros((threads, L1_DOUBLES))
+    tables = np.zeros((threads, LANES, L1_DOUBLES // LANES))
     n = max(1 << 16, vector_bytes // 24)
     a, b, c = np.zeros(n), rng.random(n), rng.random(n)
     return {"loads_per_s": n_ids / best(lambda: indirect_loads(ids, table, out)),
@@ -136,7 +149,10 @@ def parts(Z, Y: np.ndarray, lam: float) -> dict:
                "scatter": best(lambda: mk.scatter_gram_dots(Z.ids, V, Z.offsets, P, Rk, m, 1.0 / Z.n_grids, lam,
                                                             AP, dots)),
                "update": best(lambda: ck.step_direction(W, Rk, P, P_next, AP, alpha, beta, m, rr, rz))}
-    out["step"] = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS, tol=1e-300, jacobi=True), repeats=3) / STEPS
+    short = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS, tol=1e-300, jacobi=True), repeats=3)
+    long = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS + MORE_STEPS, tol=1e-300, jacobi=True), repeats=3)
+    out["step"] = (long - short) / MORE_STEPS  # one more step's cost, the solve's setup taken out
+    out["setup"] = short - STEPS * out["step"]
     return out
 
 
@@ -167,7 +183,8 @@ def measure(name: str, R: int, data, Y: np.ndarray) -> None:
     floor_step = (N * R * C / f["loads_per_s"] + N * R * C / f["rmw_per_s"] + vector_bytes / f["bytes_per_s"])
     rest = t["step"] - t["gather"] - t["scatter"] - t["update"]
     record("roofline", f"{where} whole CG step", t["step"] * 1e3, floor_step * 1e3, "floor: sum of the parts'",
-           unit="ms", note=f"{shape}; rest (outside the kernels) {rest * 1e3:.3f} ms")
+           unit="ms", note=f"{shape}; rest (outside the kernels) {rest * 1e3:.3f} ms; the solve's setup "
+                           f"(Z^T y, the diagonal, first touch) {t['setup'] * 1e3:.1f} ms once")
     record("roofline", f"{where} featurize", t_feat, unit="s",
            note=f"{N * R * d / t_feat / 1e9:.3g} G (row, grid, feature) steps/s over N x R x d = {N * R * d:.3g}")
 
