@@ -15,8 +15,10 @@ preconditioner and the new direction (one pass), and the whole step as `ridge_cg
 50 steps less that of 10, over 40: the solve's setup apart); "rest" is the whole step less its parts
 (Python, allocation, thread start-up). Each row's value is the part's
 time, its baseline the floor's time for the same count of loads, updates or bytes: the ratio column
-reads "x the floor" (1 is at the floor). Featurization is timed beside it, as (row, grid, feature)
-steps per second.
+reads "x the floor" (1 is at the floor). The floors' ids are uniform at random: a part whose ids
+have locality (neighbouring rows in the same bins, so repeated addresses and forwarded stores) can run
+below x1, and that says the floor is the random case, not the best case. Featurization is timed beside
+it, as (row, grid, feature) steps per second.
 
     python -m bench.roofline [DATASET ...] [--R 64 256 1024]   (make bench-roofline)
 
@@ -47,39 +49,40 @@ REPEATS = 7
 STEPS = 10
 MORE_STEPS = 40  # a step's time is (time of STEPS + MORE_STEPS steps - time of STEPS) / MORE_STEPS
 L1_DOUBLES = 2048  # 16 KB: inside any core's L1 data cache
+IDS_IN_CACHE = 1 << 17  # 512 KB of int32 ids: in L2, so the floor's loads are not waiting on a stream
 LANES = 4  # independent accumulators or tables, as the gather and scatter group 4 grids
 
 
 @nb.njit(parallel=True, cache=True)
 def indirect_loads(ids, table, out):
     """out[t] = sum of table[ids[i]] over thread t's share of ids: one indirect load per id, summed
-    into LANES independent accumulators so that the adds never wait on each other (the loads' own
-    rate, not an add's latency)."""
+    into LANES (4) independent accumulators so that the adds never wait on each other (the loads'
+    own rate, not an add's latency)."""
     n_threads = out.shape[0]
-    n = ids.shape[0] // LANES * LANES
+    quads = ids.shape[0] // LANES
     for t in nb.prange(n_threads):
-        lo = t * (n // LANES) // n_threads * LANES
-        hi = (t + 1) * (n // LANES) // n_threads * LANES
-        acc = np.zeros(LANES)
-        for i in range(lo, hi, LANES):
-            for k in range(LANES):
-                acc[k] += table[ids[i + k]]
-        out[t] = acc.sum()
+        a0 = a1 = a2 = a3 = 0.0
+        for q in range(t * quads // n_threads, (t + 1) * quads // n_threads):
+            i = q * LANES
+            a0 += table[ids[i]]
+            a1 += table[ids[i + 1]]
+            a2 += table[ids[i + 2]]
+            a3 += table[ids[i + 3]]
+        out[t] = a0 + a1 + a2 + a3
 
 
 @nb.njit(parallel=True, cache=True)
 def read_modify_writes(ids, values, tables):
-    """tables[t, k, ids[i]] += values[i] over thread t's share, ids taken LANES at a time into LANES
-    disjoint tables (as the scatter walks several grids together): one read-modify-write per id,
-    independent chains that the core can overlap."""
+    """tables[t, ids[i]] += values[i] over thread t's share, 4 ids at a time: ids[i + k] lies in the
+    table's k-th quarter (as the scatter walks 4 grids, whose columns are disjoint, together), so the
+    4 read-modify-write chains are independent and the core can overlap them."""
     n_threads = tables.shape[0]
-    n = ids.shape[0] // LANES * LANES
+    quads = ids.shape[0] // LANES
     for t in nb.prange(n_threads):
-        lo = t * (n // LANES) // n_threads * LANES
-        hi = (t + 1) * (n // LANES) // n_threads * LANES
-        for i in range(lo, hi, LANES):
+        for q in range(t * quads // n_threads, (t + 1) * quads // n_threads):
+            i = q * LANES
             for k in range(LANES):
-                tables[t, k, ids[i + k]] += values[i + k]
+                tables[t, ids[i + k]] += values[i + k]
 
 
 @nb.njit(parallel=True, cache=True)
@@ -98,21 +101,29 @@ def best(fn, repeats: int = REPEATS) -> float:
     return min(times)
 
 
-def floors(n_ids: int, vector_bytes: int) -> dict:
-    """The machine's rates on data of a step's size: indirect loads and read-modify-writes per
-    second into an L1-sized table, and bytes per second of a triad over vector_bytes."""
+def floors(vector_bytes: int) -> dict:
+    """The machine's rates: indirect loads and read-modify-writes per second into an L1-sized table,
+    on ids that stay in L2 (REPEATS passes over IDS_IN_CACHE ids: the cores' own rate, no stream), and
+    bytes per second of a triad over vector_bytes (the memory side)."""
     rng = np.random.default_rng(0)
     threads = nb.get_num_threads()
-    ids = rng.integers(0, L1_DOUBLES // LANES, n_ids, dtype=np.int32)
-    values = rng.random(n_ids)
+    ids = rng.integers(0, L1_DOUBLES // LANES, IDS_IN_CACHE, dtype=np.int32)
+    lanes = (ids + (np.arange(IDS_IN_CACHE) % LANES) * (L1_DOUBLES // LANES)).astype(np.int32)  # k-th quarter
+    values = rng.random(IDS_IN_CACHE)
     table = rng.random(L1_DOUBLES // LANES)
     out = np.empty(threads)
-    tables = np.zeros((threads, LANES, L1_DOUBLES // LANES))
+    tables = np.zeros((threads, L1_DOUBLES))
     n = max(1 << 16, vector_bytes // 24)
     a, b, c = np.zeros(n), rng.random(n), rng.random(n)
-    return {"loads_per_s": n_ids / best(lambda: indirect_loads(ids, table, out)),
-            "rmw_per_s": n_ids / best(lambda: read_modify_writes(ids, values, tables)),
+    return {"loads_per_s": IDS_IN_CACHE / best(lambda: indirect_loads(ids, table, out)),
+            "rmw_per_s": IDS_IN_CACHE / best(lambda: read_modify_writes(lanes, values, tables)),
             "bytes_per_s": 24.0 * n / best(lambda: triad(a, b, c, 3.0))}
+
+
+def floor_seconds(count: int, stream_bytes: int, rate: float, f: dict) -> float:
+    """A part's floor: its indirect operations at the core's rate, or its streamed bytes (ids, the
+    row vectors) at the memory's, whichever takes longer (a roofline)."""
+    return max(count / rate, stream_bytes / f["bytes_per_s"])
 
 
 def targets(data) -> np.ndarray:
@@ -170,17 +181,23 @@ def measure(name: str, R: int, data, Y: np.ndarray) -> None:
         return
     t = parts(Z, Y, lam)
     vector_bytes = 8 * 8 * D * C  # the update reads W, Rk, P, AP and M, and writes W, Rk and P_next
-    f = floors(N * R, vector_bytes)
+    f = floors(vector_bytes)
     where = f"{name} R={R}"
     shape = f"N = {N}, D = {D}, C = {C}"
-    record("roofline", f"{where} gather Z p", t["gather"] * 1e3, N * R * C / f["loads_per_s"] * 1e3,
-           "floor: L1 indirect loads", unit="ms", note=f"{shape}; {N * R * C:.3g} loads")
-    record("roofline", f"{where} scatter Z^T v + dots", t["scatter"] * 1e3, N * R * C / f["rmw_per_s"] * 1e3,
-           "floor: L1 read-modify-writes", unit="ms", note=f"{shape}; {N * R * C:.3g} updates")
+    ids_bytes, rows_bytes = 4 * N * R, 8 * N * C * (R // 4 + 1)  # the row vector is walked once per 4 grids
+    floor_gather = floor_seconds(N * R * C, ids_bytes + 8 * N * C, f["loads_per_s"], f)
+    floor_scatter = floor_seconds(N * R * C, ids_bytes + rows_bytes + 3 * 8 * D * C, f["rmw_per_s"], f)
+    rates = (f"cores {f['loads_per_s'] / 1e9:.2f} G loads/s, {f['rmw_per_s'] / 1e9:.2f} G updates/s; memory "
+             f"{f['bytes_per_s'] / 1e9:.1f} GB/s")
+    record("roofline", f"{where} gather Z p", t["gather"] * 1e3, floor_gather * 1e3,
+           "floor: L1 indirect loads or the ids' stream", unit="ms", note=f"{shape}; {N * R * C:.3g} loads; {rates}")
+    record("roofline", f"{where} scatter Z^T v + dots", t["scatter"] * 1e3, floor_scatter * 1e3,
+           "floor: L1 read-modify-writes or the ids' stream", unit="ms",
+           note=f"{shape}; {N * R * C:.3g} updates; {rates}")
     record("roofline", f"{where} vector update + preconditioner", t["update"] * 1e3,
            vector_bytes / f["bytes_per_s"] * 1e3, "floor: triad bandwidth", unit="ms",
            note=f"{shape}; {vector_bytes / 1e6:.1f} MB at {f['bytes_per_s'] / 1e9:.1f} GB/s")
-    floor_step = (N * R * C / f["loads_per_s"] + N * R * C / f["rmw_per_s"] + vector_bytes / f["bytes_per_s"])
+    floor_step = floor_gather + floor_scatter + vector_bytes / f["bytes_per_s"]
     rest = t["step"] - t["gather"] - t["scatter"] - t["update"]
     record("roofline", f"{where} whole CG step", t["step"] * 1e3, floor_step * 1e3, "floor: sum of the parts'",
            unit="ms", note=f"{shape}; rest (outside the kernels) {rest * 1e3:.3f} ms; the solve's setup "
