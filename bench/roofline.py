@@ -11,7 +11,7 @@ part of the step must do, on data of the step's own shape:
 Per dataset (ijcnn1, cadata, letter, cod_rna_split, mnist) and R (64, 256, 1024), each part of one CG
 step (PCG with its preconditioner, the estimators' default solver) is timed alone, best of REPEATS:
 the gather, the scatter with its scaling, lam term and dots (one pass), the vector update with the
-preconditioner and the new direction (one pass), and the whole step as `ridge_cg` runs it (the time of
+preconditioner and the new direction (one pass for several targets, two for one: solvers.cg), and the whole step as `ridge_cg` runs it (the time of
 50 steps less that of 10, over 40: the solve's setup apart); "rest" is the whole step less its parts
 (Python, allocation, thread start-up). Each row's value is the part's
 time, its baseline the floor's time for the same count of loads, updates or bytes: the ratio column
@@ -147,13 +147,13 @@ def parts(Z, Y: np.ndarray, lam: float) -> dict:
     V, AP, P_next = np.empty((N, C)), np.empty((D, C)), np.empty((D, C))
     alpha, beta, rr, rz = np.full(C, 1e-3), np.full(C, 0.5), np.empty(C), np.empty(C)
     if C == 1:
+        # one target: the scatter's dots are p^T q alone (r = p, no M), the update two passes (solvers.cg)
         p, v, dots = P.reshape(-1), V.reshape(-1), np.empty((Z.n_grids, mk.N_DOTS))
-        sums = np.empty(2)
         out = {"gather": best(lambda: mk.gather_vector(Z.ids, p, v)),
-               "scatter": best(lambda: mk.scatter_gram_vector(Z.ids, v, Z.offsets, p, Rk.reshape(-1), m,
+               "scatter": best(lambda: mk.scatter_gram_vector(Z.ids, v, Z.offsets, p, p, np.empty(0),
                                                                1.0 / Z.n_grids, lam, AP.reshape(-1), dots)),
-               "update": best(lambda: ck.step_direction_vector(W.reshape(-1), Rk.reshape(-1), p, P_next.reshape(-1),
-                                                               AP.reshape(-1), 1e-3, 0.5, m, sums))}
+               "update": best(lambda: (ck.step_preconditioned(W, Rk, P, AP, alpha, m, rr, rz),
+                                       ck.direction_preconditioned(P_next, P, Rk, m, beta)))}
     else:
         dots = np.empty((Z.n_grids, mk.N_DOTS, C))
         out = {"gather": best(lambda: mk.gather(Z.ids, P, V)),
@@ -180,7 +180,9 @@ def measure(name: str, R: int, data, Y: np.ndarray) -> None:
         print(f"{name} R={R}: D = {D} x {C} targets needs {10 * 8 * D * C / 1e9:.1f} GB of CG vectors; skipped")
         return
     t = parts(Z, Y, lam)
-    vector_bytes = 8 * 8 * D * C  # the update reads W, Rk, P, AP and M, and writes W, Rk and P_next
+    # the update reads W, Rk, P, AP and M and writes W, Rk and P_next: in one pass for several targets; one
+    # target's two passes read Rk, P and M again
+    vector_bytes = 8 * (8 if C > 1 else 11) * D * C
     f = floors(vector_bytes)
     where = f"{name} R={R}"
     shape = f"N = {N}, D = {D}, C = {C}"

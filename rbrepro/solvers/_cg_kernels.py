@@ -132,36 +132,6 @@ def step_direction(W, Rk, P, P_next, AP, alpha, beta, inv_diag, rr, rz):
             rz[c] += zparts[b, c]
 
 
-@nb.njit(parallel=True, cache=True)
-def step_direction_vector(w, r, p, p_next, q, alpha, beta, inv_diag, out):
-    """step_direction for one target on 1-D vectors (which the compiler vectorizes): out[0] = r^T r
-    and out[1] = r^T M r of the new residual."""
-    n = w.shape[0]
-    precond = inv_diag.shape[0] == n
-    n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
-    parts = np.zeros((n_blocks, 2))
-    for b in nb.prange(n_blocks):
-        lo = b * ROW_BLOCK
-        hi = min(n, lo + ROW_BLOCK)
-        rr = rz = 0.0
-        for j in range(lo, hi):
-            pj = p[j]
-            w[j] += alpha * pj
-            rj = r[j] - alpha * q[j]
-            r[j] = rj
-            mr = inv_diag[j] * rj if precond else rj
-            p_next[j] = mr + beta * pj
-            rr += rj * rj
-            rz += rj * mr
-        parts[b, 0] = rr
-        parts[b, 1] = rz
-    out[0] = 0.0
-    out[1] = 0.0
-    for b in range(n_blocks):
-        out[0] += parts[b, 0]
-        out[1] += parts[b, 1]
-
-
 def reference_step(W, Rk, P, AP, alpha):
     W += alpha * P
     Rk -= alpha * AP

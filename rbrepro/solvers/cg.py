@@ -20,7 +20,6 @@ from rbrepro.solvers._cg_kernels import (
     direction_preconditioned,
     step,
     step_direction,
-    step_direction_vector,
     step_preconditioned,
 )
 from rbrepro.solvers.operator import as_operator
@@ -36,6 +35,11 @@ PRECONDITIONER_POWER = 0.5
 #: rz' = rz - 2 alpha r^T M q + alpha^2 q^T M q; where those terms cancel to below this fraction of
 #: their size, too few digits are left for beta and the step takes its two passes instead
 CANCELLATION = 1e-6
+#: The one-pass step pays where several targets share its passes: letter's 26 classes at R = 256 take
+#: 96-102 ms a step against 134-138 ms in two passes; for one target the scatter's two more streams
+#: (r and M) cost more than the pass they save (ijcnn1, R = 1024: 29.7-30.2 against 27.5-27.6 ms),
+#: so one target keeps the two-pass step (`python -m bench.roofline` times each part)
+ONE_PASS_TARGETS = 2
 
 
 @dataclass
@@ -64,17 +68,6 @@ def apply_normal(Z, P: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
     AP = Z.rmatvec(Z.matvec(P))
     AP += lam * P
     return AP, np.einsum("ij,ij->j", P, AP)
-
-
-def _step_direction(W, Rk, P, P_next, AP, alpha, beta, m, rr_new, rz_new) -> None:
-    """The one-pass update (_cg_kernels.step_direction), on 1-D views where there is one target."""
-    if W.shape[1] == 1:
-        sums = np.empty(2)
-        step_direction_vector(W.reshape(-1), Rk.reshape(-1), P.reshape(-1), P_next.reshape(-1), AP.reshape(-1),
-                              float(alpha[0]), float(beta[0]), m, sums)
-        rr_new[0], rz_new[0] = sums
-    else:
-        step_direction(W, Rk, P, P_next, AP, alpha, beta, m, rr_new, rz_new)
 
 
 def _predicted_beta(dots: np.ndarray, alpha: np.ndarray, rz: np.ndarray, active: np.ndarray) -> np.ndarray | None:
@@ -132,7 +125,8 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
     active = np.sqrt(rr) > tol * bnorm
     it = 0
     rr_new, rz_new = np.empty(C), np.empty(C)
-    one_pass = hasattr(Z, "gram_apply_dots")  # the protocol's optional step with its dots
+    # the protocol's optional step with its dots, where several targets share the pass (ONE_PASS_TARGETS)
+    one_pass = C >= ONE_PASS_TARGETS and hasattr(Z, "gram_apply_dots")
     m = np.empty(0) if inv_diag is None else inv_diag
     AP = np.empty_like(P) if one_pass else None  # Q's buffer, reused every step
     while it < maxit and active.any():
@@ -144,7 +138,7 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
         alpha = np.where(active & (pAp > 0), rz / np.where(pAp > 0, pAp, 1.0), 0.0)
         beta = _predicted_beta(dots, alpha, rz, active) if one_pass else None
         if beta is not None:  # W += alpha P; Rk -= alpha AP; P_next = M Rk + beta P; exact rr, rz
-            _step_direction(W, Rk, P, P_next, AP, alpha, beta, m, rr_new, rz_new)
+            step_direction(W, Rk, P, P_next, AP, alpha, beta, m, rr_new, rz_new)
         elif jacobi:  # W += alpha P; Rk -= alpha AP; rr_new = |Rk|^2; rz_new = Rk^T M^-1 Rk
             step_preconditioned(W, Rk, P, AP, alpha, inv_diag, rr_new, rz_new)
         else:
