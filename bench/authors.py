@@ -149,7 +149,7 @@ def floor_time(params, data, target: float) -> tuple[int | None, float]:
         state["left_out"] += time.perf_counter() - t
         return state["found"] is not None
 
-    ridge_cg(Z, Y, params.lam, params.maxit, 1e-300, jacobi=True, callback=probe)
+    ridge_cg(Z, Y, params.lam, params.maxit, 1e-300, preconditioned=True, callback=probe)
     if state["found"] is None:
         return None, float("nan")
     return state["found"][0], featurize + state["found"][1]

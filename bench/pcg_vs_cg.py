@@ -25,14 +25,14 @@ def main():
         data = load_dataset(name)
         Z = RandomBinningFeatures(n_grids=R, sigma=sigma, random_state=0).fit_transform_binned(data.X_train)
         y = np.where(data.y_train == data.y_train.max(), 1.0, -1.0) if data.task == "binary" else data.y_train
-        ridge_cg(Z, y, lam, 2, 1e-3, jacobi=True)  # warm the kernels
+        ridge_cg(Z, y, lam, 2, 1e-3, preconditioned=True)  # warm the kernels
         print(f"{name}: RB R={R} sigma={sigma} lam={lam}, D={Z.n_columns}")
         for tol in TOLS:
             out = {}
-            for jacobi in (False, True):
+            for preconditioned in (False, True):
                 t0 = time.perf_counter()
-                res = ridge_cg(Z, y, lam, 5000, tol, jacobi=jacobi)
-                out[jacobi] = (res.iterations, time.perf_counter() - t0, res.converged)
+                res = ridge_cg(Z, y, lam, 5000, tol, preconditioned=preconditioned)
+                out[preconditioned] = (res.iterations, time.perf_counter() - t0, res.converged)
             (ic, tc, _), (ip, tp, conv) = out[False], out[True]
             record("pcg", f"{name} RB R={R} PCG to residual {tol:g}", tp, tc, "plain CG",
                    note=f"iterations {ip} vs {ic}")

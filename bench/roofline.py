@@ -160,8 +160,8 @@ def parts(Z, Y: np.ndarray, lam: float) -> dict:
                "scatter": best(lambda: mk.scatter_gram_dots(Z.ids, V, Z.offsets, P, Rk, m, 1.0 / Z.n_grids, lam,
                                                             AP, dots)),
                "update": best(lambda: ck.step_direction(W, Rk, P, P_next, AP, alpha, beta, m, rr, rz))}
-    short = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS, tol=1e-300, jacobi=True), repeats=3)
-    long = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS + MORE_STEPS, tol=1e-300, jacobi=True), repeats=3)
+    short = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS, tol=1e-300, preconditioned=True), repeats=3)
+    long = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS + MORE_STEPS, tol=1e-300, preconditioned=True), repeats=3)
     out["step"] = (long - short) / MORE_STEPS  # one more step's cost, the solve's setup taken out
     out["setup"] = short - STEPS * out["step"]
     return out

@@ -187,8 +187,8 @@ def test_one_pass_cg_update_matches_numpy(preconditioned):
     np.testing.assert_allclose(rz, want_rz, rtol=1e-12)
 
 
-@pytest.mark.parametrize("jacobi", [True, False])
-def test_one_pass_cg_follows_the_two_pass_iterates(X, jacobi):
+@pytest.mark.parametrize("preconditioned", [True, False])
+def test_one_pass_cg_follows_the_two_pass_iterates(X, preconditioned):
     """CG with the operator's dots (one pass per step) against the same CG without them: the
     iterates agree to rounding over the first steps, and both reach the direct solution."""
     from rbrepro.solvers import ridge_cg
@@ -209,8 +209,8 @@ def test_one_pass_cg_follows_the_two_pass_iterates(X, jacobi):
             return Z.gram_diagonal()
 
     for cols in (Y[:, :1], Y):
-        one = ridge_cg(Z, cols, 0.1, maxit=6, tol=1e-300, jacobi=jacobi).coef
-        two = ridge_cg(TwoPass(), cols, 0.1, maxit=6, tol=1e-300, jacobi=jacobi).coef
+        one = ridge_cg(Z, cols, 0.1, maxit=6, tol=1e-300, preconditioned=preconditioned).coef
+        two = ridge_cg(TwoPass(), cols, 0.1, maxit=6, tol=1e-300, preconditioned=preconditioned).coef
         np.testing.assert_allclose(one, two, rtol=1e-9, atol=1e-12)
 
 

@@ -72,7 +72,7 @@ def test_pcg_reaches_the_direct_solution(problem):
     Z, dense, Y = problem
     lam = 0.01
     direct = np.linalg.solve(dense.T @ dense + lam * np.eye(Z.n_columns), dense.T @ Y)
-    pcg = ridge_cg(Z, Y, lam, maxit=5000, tol=1e-10, jacobi=True)
+    pcg = ridge_cg(Z, Y, lam, maxit=5000, tol=1e-10, preconditioned=True)
     cg = ridge_cg(Z, Y, lam, maxit=5000, tol=1e-10)
     assert pcg.converged and cg.converged
     np.testing.assert_allclose(pcg.coef, direct, atol=1e-6)

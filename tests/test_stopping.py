@@ -80,7 +80,7 @@ def test_the_held_out_rows_pick_the_step_count_and_the_kept_model_trains_on_ever
     # the search: CG on the rows not held out; its best iterate's held-out accuracy is the best score
     Z = model.features_.transform_binned(X)
     Y = np.where(y == model.classes_[1], 1.0, -1.0).reshape(-1, 1)
-    search = ridge_cg(Z.rows(~held), Y[~held], 1e-4, model.best_iteration_, model.tol, jacobi=solver == "pcg")
+    search = ridge_cg(Z.rows(~held), Y[~held], 1e-4, model.best_iteration_, model.tol, preconditioned=solver == "pcg")
     accuracy = np.mean((Z.rows(held).matvec(search.coef)[:, 0] > 0) == (Y[held, 0] > 0))
     assert accuracy == pytest.approx(max(model.validation_scores_))
     assert model.train_scores_.shape[0] == len(y)

@@ -112,7 +112,7 @@ def _search(model, runner, splits: list, n_fit: int, D: int, y_mean: np.ndarray)
     operator = DistributedOperator(runner, runner.map(holdout.fit_matrix, splits), n_fit, D)
     stopper = holdout.DistributedValidation(runner, splits, y_mean, model._task, model.n_iter_no_change)
     stopper.start(np.zeros((D, y_mean.shape[0])))
-    result = ridge_cg(operator, None, model.lam, model.maxit, model.tol, jacobi=model.solver_ == PRECONDITIONED_CG,
+    result = ridge_cg(operator, None, model.lam, model.maxit, model.tol, preconditioned=model.solver_ == PRECONDITIONED_CG,
                       rhs=operator.rhs(runner.map(holdout.fit_targets, splits), y_mean), callback=stopper)
     model.best_iteration_ = stopper.best_iteration
     model.search_iterations_ = result.iterations
@@ -134,7 +134,7 @@ def _solve(model, operator: DistributedOperator, encoded: list, y_mean: np.ndarr
     if model.solver_ in CG_SOLVERS:
         searched = None if splits is None else _search(model, runner, splits, operator.shape[0] - n_held, D, y_mean)
         result = ridge_cg(operator, None, model.lam, model.maxit if searched is None else FINAL_STEPS, model.tol,
-                          jacobi=model.solver_ == PRECONDITIONED_CG, rhs=operator.rhs(encoded, y_mean),
+                          preconditioned=model.solver_ == PRECONDITIONED_CG, rhs=operator.rhs(encoded, y_mean),
                           x0=None if searched is None else searched.best_coef)
         model.coef_ = result.coef
         model.cg_iterations_ = result.iterations + (0 if searched is None else searched.best_iteration)

@@ -314,7 +314,7 @@ class _FeatureRidge(BaseEstimator):
         Z_fit, Y_fit, Z_val, Y_val = split
         stopper = self._stopping(Z_val, Y_val, lo, hi, C)
         stopper.start(np.zeros((self.n_columns_, hi - lo)))
-        result = ridge_cg(Z_fit, Y_fit[:, lo:hi], self.lam, self.maxit, self.tol, jacobi=self.solver_ == PRECONDITIONED_CG,
+        result = ridge_cg(Z_fit, Y_fit[:, lo:hi], self.lam, self.maxit, self.tol, preconditioned=self.solver_ == PRECONDITIONED_CG,
                           callback=stopper)
         self.best_iteration_ = max(self.best_iteration_, stopper.best_iteration)
         self.search_iterations_ = max(self.search_iterations_, result.iterations)
@@ -341,7 +341,7 @@ class _FeatureRidge(BaseEstimator):
             hi = min(C, lo + per_pass)
             searched = None if split is None else self._search(split, lo, hi, C)
             result = ridge_cg(operator, Y[:, lo:hi], self.lam, self.maxit if searched is None else FINAL_STEPS,
-                              self.tol, jacobi=self.solver_ == PRECONDITIONED_CG,
+                              self.tol, preconditioned=self.solver_ == PRECONDITIONED_CG,
                               x0=None if searched is None else searched.best_coef)
             if coef is None:
                 coef = result.coef

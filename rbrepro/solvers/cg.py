@@ -83,11 +83,11 @@ def _predicted_beta(dots: np.ndarray, alpha: np.ndarray, rz: np.ndarray, active:
 
 
 def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float = TOL,
-             jacobi: bool = False, rhs: np.ndarray | None = None, callback=None,
+             preconditioned: bool = False, rhs: np.ndarray | None = None, callback=None,
              x0: np.ndarray | None = None) -> CGResult:
     """Solve (Z^T Z + lam I) W = Z^T Y by CG; Z needs matvec, rmatvec and shape.
 
-    jacobi=True preconditions with (diag(Z^T Z) + lam)^PRECONDITIONER_POWER (PCG); the stopping rule
+    preconditioned=True preconditions with (diag(Z^T Z) + lam)^PRECONDITIONER_POWER (PCG); the stopping rule
     stays the true relative residual ||r|| / ||Z^T y||, so iteration counts compare directly.
     rhs: Z^T Y (D x C) where the caller has it already (a distributed fit reduces it where the
     rows are); Y is then not used.
@@ -115,10 +115,10 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
         Rk = np.ascontiguousarray(B - apply_normal(Z, W, lam)[0])
         del B
     inv_diag = None
-    if jacobi:
+    if preconditioned:
         diag = gram_diagonal(Z) + lam
         inv_diag = np.ascontiguousarray(np.where(diag > 0, diag, 1.0) ** -PRECONDITIONER_POWER, dtype=np.float64)
-    P = Rk * inv_diag[:, None] if jacobi else Rk.copy()
+    P = Rk * inv_diag[:, None] if preconditioned else Rk.copy()
     P_next = np.empty_like(P)  # the direction kernels write here, then the two swap (_cg_kernels)
     rz = np.einsum("ij,ij->j", Rk, P)
     rr = np.einsum("ij,ij->j", Rk, Rk)
@@ -139,7 +139,7 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
         beta = _predicted_beta(dots, alpha, rz, active) if one_pass else None
         if beta is not None:  # W += alpha P; Rk -= alpha AP; P_next = M Rk + beta P; exact rr, rz
             step_direction(W, Rk, P, P_next, AP, alpha, beta, m, rr_new, rz_new)
-        elif jacobi:  # W += alpha P; Rk -= alpha AP; rr_new = |Rk|^2; rz_new = Rk^T M^-1 Rk
+        elif preconditioned:  # W += alpha P; Rk -= alpha AP; rr_new = |Rk|^2; rz_new = Rk^T M^-1 Rk
             step_preconditioned(W, Rk, P, AP, alpha, inv_diag, rr_new, rz_new)
         else:
             step(W, Rk, P, AP, alpha, rr_new)
@@ -149,7 +149,7 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
         rr = np.where(active, rr_new, rr)
         if beta is None:
             beta = np.where(active, rz_new / np.where(rz > 0, rz, 1.0), 0.0)
-            if jacobi:  # P_next = M^-1 Rk + beta P
+            if preconditioned:  # P_next = M^-1 Rk + beta P
                 direction_preconditioned(P_next, P, Rk, inv_diag, beta)
             else:
                 direction(P_next, P, Rk, beta)
