@@ -56,20 +56,28 @@ def scatter(ids, V, offsets, out):
     stalls on each row that lands in the bin of the row before. Every column still sums its
     rows in increasing order, so the result is the same, bit for bit, as one grid at a time.
     """
-    n_grids, n = ids.shape
-    n_cols = V.shape[1]
+    n_grids = ids.shape[0]
     for g in nb.prange((n_grids + GRID_GROUP - 1) // GRID_GROUP):
         r0 = g * GRID_GROUP
         r1 = min(n_grids, r0 + GRID_GROUP)
-        for col in range(offsets[r0], offsets[r1]):
-            for c in range(n_cols):
-                out[col, c] = 0.0
-        for i in range(n):
-            for r in range(r0, r1):
-                col = ids[r, i]
-                if col >= 0:
-                    for c in range(n_cols):
-                        out[col, c] += V[i, c]
+        _scatter_block_group(ids, V, offsets, r0, r1, out)
+
+
+@nb.njit(inline="always")
+def _scatter_block_group(ids, V, offsets, r0, r1, out):
+    """out[col, :] = sum of V[i, :] over the rows i in col's bin, for the columns of grids r0 ... r1-1
+    (zeroed first), the grids walked together row by row (see `scatter`)."""
+    n = ids.shape[1]
+    n_cols = V.shape[1]
+    for col in range(offsets[r0], offsets[r1]):
+        for c in range(n_cols):
+            out[col, c] = 0.0
+    for i in range(n):
+        for r in range(r0, r1):
+            col = ids[r, i]
+            if col >= 0:
+                for c in range(n_cols):
+                    out[col, c] += V[i, c]
 
 
 @nb.njit(parallel=True, cache=True)
@@ -194,21 +202,13 @@ def scatter_gram_dots(ids, V, offsets, P, Rk, inv_diag, scale2, lam, out, grid_d
     inv_diag is M's diagonal (D,), or an empty array for plain CG (M = I).
     Reference: `reference_gram_dots`.
     """
-    n_grids, n = ids.shape
+    n_grids = ids.shape[0]
     n_cols = V.shape[1]
     precond = inv_diag.shape[0] == out.shape[0]
     for g in nb.prange((n_grids + GRID_GROUP - 1) // GRID_GROUP):
         r0 = g * GRID_GROUP
         r1 = min(n_grids, r0 + GRID_GROUP)
-        for col in range(offsets[r0], offsets[r1]):
-            for c in range(n_cols):
-                out[col, c] = 0.0
-        for i in range(n):
-            for r in range(r0, r1):
-                col = ids[r, i]
-                if col >= 0:
-                    for c in range(n_cols):
-                        out[col, c] += V[i, c]
+        _scatter_block_group(ids, V, offsets, r0, r1, out)
         acc = np.empty(N_DOTS)
         for r in range(r0, r1):
             for c in range(n_cols):
