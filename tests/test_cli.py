@@ -111,7 +111,7 @@ def test_errors_are_one_line_with_exit_status_2(tmp_path, env):
     proc = rbrepro("sweep", bad, env_extra=env, check=False)
     assert proc.returncode == 2 and f"{bad}:3: datasets.ijcnn1.R[0]" in proc.stderr
     proc = rbrepro("plot", "fig3", tmp_path / "nothing", env_extra=env, check=False)
-    assert proc.returncode == 2 and "no results CSV" in proc.stderr
+    assert proc.returncode == 2 and f"{tmp_path / 'nothing'}: no such results folder or CSV" in proc.stderr
     bad.with_name("ok.yaml").write_text("name: x\ndatasets:\n  ijcnn1: {sigma: [1], R: [8]}\n")
     proc = rbrepro("sweep", bad.with_name("ok.yaml"), "--reuse-from", tmp_path / "nowhere", env_extra=env, check=False)
     assert proc.returncode == 2 and f"--reuse-from {tmp_path / 'nowhere'}: no such results folder" in proc.stderr
