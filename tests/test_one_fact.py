@@ -117,3 +117,54 @@ def test_the_kernels_are_declared_once_and_a_registered_one_is_taken_by_name():
         unregister_kernel("half_l1")
     with pytest.raises(InvalidParameter, match="kernel must be one of"):
         RandomFourierFeatures(kernel="half_l1").fit(X)
+
+
+def test_a_solver_is_one_module_and_one_registration(tmp_path):
+    """examples/lstsq_solver.py registers a ridge solver: the estimators, a cell's parameters and a
+    sweep config then take it by name, it solves as the direct solve does, and early stopping is
+    refused as for any solver without CG; unregistered, every door refuses it again."""
+    import importlib.util
+    from pathlib import Path
+
+    from rbrepro import vocabulary
+    from rbrepro.models import RandomBinningRegressor, RandomFourierClassifier
+    from rbrepro.solver_registry import SOLVER_SPECS, is_cg, ridge_solvers, solver_names, unregister_solver
+    from rbrepro.sweep.config import load_config
+    from rbrepro.yamlconf import ConfigError
+
+    assert tuple(SOLVER_SPECS) == vocabulary.SOLVERS[1:] and ridge_solvers() == RIDGE_SOLVERS
+    assert tuple(name for name in SOLVER_SPECS if is_cg(name)) == CG_SOLVERS
+    example = Path(__file__).resolve().parents[1] / "examples" / "lstsq_solver.py"
+    module_spec = importlib.util.spec_from_file_location("lstsq_solver", example)
+    module_spec.loader.exec_module(importlib.util.module_from_spec(module_spec))
+    config = tmp_path / "lstsq.yaml"
+    config.write_text("name: lstsq\nmethods: [rf]\nseeds: [0]\nsolver: {name: lstsq}\n"
+                      "datasets: {digits: {sigma: [0.1], R: [16]}}\n")
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(90, 3))
+    y = (X[:, 0] + X[:, 1] > 1).astype(int) + (X[:, 2] > 0.5)
+    try:
+        assert "lstsq" in solver_names() and "lstsq" in ridge_solvers() and not is_cg("lstsq")
+        fits = {s: RandomFourierClassifier(n_components=24, sigma=1.0, lam=1e-3, solver=s, random_state=0).fit(X, y)
+                for s in ("lstsq", "direct")}
+        assert fits["lstsq"].solver_ == "lstsq" and fits["lstsq"].cg_iterations_ == 0
+        assert np.allclose(fits["lstsq"].coef_, fits["direct"].coef_, atol=1e-8)
+        assert (fits["lstsq"].predict(X) == fits["direct"].predict(X)).all()
+        binned = RandomBinningRegressor(n_grids=8, sigma=1.0, solver="lstsq", random_state=0).fit(X, X[:, 0])
+        assert not binned.early_stopping_ and binned.score(X, X[:, 0]) > 0.5
+        with pytest.raises(InvalidParameter, match=ADVICE):
+            RandomFourierClassifier(solver="lstsq", early_stopping=True).fit(X, y)
+        CellParams("ijcnn1", method="rf", solver="lstsq").validate()
+        with pytest.raises(InvalidParameter, match="Cholesky"):
+            CellParams("ijcnn1", method="exact", solver="lstsq").validate()
+        assert load_config(config).solver == "lstsq"
+    finally:
+        unregister_solver("lstsq")
+    with pytest.raises(InvalidParameter, match="solver"):
+        RandomFourierClassifier(solver="lstsq").fit(X, y)
+    with pytest.raises(InvalidParameter, match="not available"):
+        CellParams("ijcnn1", method="rf", solver="lstsq").validate()
+    with pytest.raises(ConfigError, match="lstsq"):
+        load_config(config)
+    with pytest.raises(InvalidParameter, match="built in"):
+        unregister_solver("direct")

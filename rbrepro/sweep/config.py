@@ -63,6 +63,7 @@ from pathlib import Path
 from rbrepro.data.registry import REGISTRY
 from rbrepro.data.user import load_datasets_file
 from rbrepro.models.registry import METHODS, REFERENCE, SUBJECT, method_names, solver_conflict
+from rbrepro.solver_registry import solver_names
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.sweep.selection import PER_EXACT, Selection, parse_selection
 from rbrepro.vocabulary import (
@@ -73,7 +74,6 @@ from rbrepro.vocabulary import (
     RNGS,
     SCALINGS,
     SCORINGS,
-    SOLVERS,
     STOPPINGS,
     VARIANTS,
     needs_cg,
@@ -278,7 +278,7 @@ def _solver(rd: Reader, node: Node, methods: tuple[str, ...], kernel: str, rng: 
     """The solver section as SweepConfig's fields; rcd only where it can run (its methods, L1, numpy draws)."""
     s = rd.mapping(node, "solver", ("name", "maxit", "tol", "loss", "epochs", "variant", "stopping"))
     out = dict(SOLVER_DEFAULTS)
-    out["solver"] = solver = rd.choice(s["name"], "solver.name", SOLVERS) if "name" in s else out["solver"]
+    out["solver"] = solver = rd.choice(s["name"], "solver.name", solver_names()) if "name" in s else out["solver"]
     if "maxit" in s:
         out["maxit"] = rd.number(s["maxit"], "solver.maxit", integer=True, allow_zero=True)
     if "tol" in s:
