@@ -1,11 +1,12 @@
 """rbrepro's named vocabularies, each defined here once: the option values that configs, cell
 parameters, estimators and the command line all accept (benchopt-style status-as-names).
 
-A leaf module (it imports only the solver registry, a leaf too), so the command line can offer the
+A leaf module (it imports only the solver and figure registries, leaves too), so the command line can offer the
 choices without loading numba or matplotlib. The methods themselves are described in
 `rbrepro.models.registry`, the solvers in `rbrepro.solver_registry`.
 """
 
+from rbrepro.figure_registry import BUILT_IN as _FIGURES
 from rbrepro.solver_registry import BUILT_IN as _SOLVERS
 from rbrepro.solver_registry import DEFAULT, is_cg
 
@@ -37,8 +38,9 @@ VARIANTS = ("async", "sync")
 SCALINGS = ("default", "minmax", "maxabs", "maxabs-all", "published")
 #: what a user's datasets file may register for its data (the per-file choices of SCALINGS)
 FILE_SCALINGS = ("minmax", "maxabs", "published")
-#: the figures rbrepro draws (plots): the paper's, and how cost grows (configs/scaling.yaml)
-FIGURES = ("fig3", "fig4", "fig5", "fig6", "scaling")
+#: the built-in figures rbrepro draws (plots): the paper's, and how cost grows (configs/scaling.yaml);
+#: declared in rbrepro.figure_registry, whose figure_names() has those registered at run time too
+FIGURES = tuple(spec.name for spec in _FIGURES)
 #: rb's grid draws: numpy (numpy's generator from the seed) or authors (their C++ draws replayed)
 RNGS = ("numpy", "authors")
 #: standard (docs/design.md §2 metrics) or authors (their Performance: a tie is wrong, labels 0 ... C-1)

@@ -168,3 +168,54 @@ def test_a_solver_is_one_module_and_one_registration(tmp_path):
         load_config(config)
     with pytest.raises(InvalidParameter, match="built in"):
         unregister_solver("direct")
+
+
+def test_a_figure_is_one_function_and_one_registration(tmp_path):
+    """A FigureSpec registered at run time: a config may sweep for it, make_figure draws it by its
+    spec (and refuses its results as another figure), the report's tables and the publisher's redraw
+    read its runs and tables; unregistered, it is unknown again. The built-in figures' facts are
+    the registry's."""
+    from rbrepro import vocabulary
+    from rbrepro.figure_registry import FIGURE_SPECS, FigureSpec, register_figure, unregister_figure
+    from rbrepro.plots import make_figure
+    from rbrepro.published.publish import redraw_commands
+    from rbrepro.report.runs import RUNS
+    from rbrepro.report.sections.configs import SEEDED_RUNS
+    from rbrepro.report.tables import tables
+    from rbrepro.sweep.backends import LocalBackend
+    from rbrepro.sweep.config import parse_config
+    from rbrepro.sweep.runner import run_sweep
+    from rbrepro.yamlconf import ConfigError
+
+    assert tuple(FIGURE_SPECS) == vocabulary.FIGURES
+    assert all(RUNS[name] == spec.runs for name, spec in FIGURE_SPECS.items())
+    assert SEEDED_RUNS == tuple(run for spec in FIGURE_SPECS.values() if spec.seeded for run in spec.runs)
+
+    def plot_tiny(frame, out_base, config):
+        path = out_base.with_suffix(".txt")
+        path.write_text(f"{config['name']}: {len(frame)} rows, {sorted(frame['method'].unique())}\n")
+        return [path]
+
+    text = "name: tiny\nfigure: tiny\nmethods: [rb]\nseeds: [0]\ndatasets: {digits: {sigma: [0.3], R: [8]}}\n"
+    register_figure(FigureSpec(name="tiny", title="the tiny figure", help="rows per method", draw=plot_tiny,
+                               runs=("tiny",), tables=lambda results, config: f"{len(results)} rows"))
+    try:
+        with pytest.raises(InvalidParameter, match="registered already"):
+            register_figure(FIGURE_SPECS["tiny"])
+        out = tmp_path / "tiny"
+        run_sweep(parse_config(text, str(tmp_path / "tiny.yaml")), out, data_path=tmp_path / "data",
+                  backend=LocalBackend(1))
+        paths = make_figure("tiny", out, tmp_path / "drawn")
+        assert paths == [tmp_path / "drawn.txt"] and paths[0].read_text() == "tiny: 1 rows, ['rb']\n"
+        with pytest.raises(InvalidParameter, match="not for fig3; plot them as tiny"):
+            make_figure("fig3", out, tmp_path / "other")
+        assert tables(out).endswith("(tiny)\n\n1 rows")
+        assert ["plot", "tiny", "results/tiny", "--out", "figures/tiny"] in [c[3:] for c in redraw_commands(("tiny",), "py")]
+    finally:
+        unregister_figure("tiny")
+    with pytest.raises(InvalidParameter, match="unknown figure 'tiny'"):
+        make_figure("tiny", out, tmp_path / "again")
+    with pytest.raises(ConfigError, match="tiny"):
+        parse_config(text, str(tmp_path / "tiny.yaml"))
+    with pytest.raises(InvalidParameter, match="built in"):
+        unregister_figure("fig3")

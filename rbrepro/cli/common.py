@@ -11,9 +11,10 @@ from typing import Annotated, List, Optional
 import typer
 from rich.console import Console
 
+from rbrepro.figure_registry import FIGURE_SPECS
 from rbrepro.models.registry import METHODS, feature_methods, method_names, splittable_methods
 from rbrepro.solver_registry import SOLVER_SPECS, solver_names
-from rbrepro.vocabulary import FIGURES, KERNELS, LOSSES, SCALINGS, STOPPINGS, TASKS, VARIANTS
+from rbrepro.vocabulary import KERNELS, LOSSES, SCALINGS, STOPPINGS, TASKS, VARIANTS
 
 err = Console(stderr=True)
 
@@ -83,9 +84,11 @@ Solver = _choices("Solver", solver_names())
 Stopping = _choices("Stopping", STOPPINGS)
 Loss = _choices("Loss", LOSSES)
 Variant = _choices("Variant", VARIANTS)
-Figure = _choices("Figure", tuple(FIGURES))
+Figure = _choices("Figure", tuple(FIGURE_SPECS))
 #: what `rbrepro plot` draws: a sweep's figures, and Theorem 1's from `rbrepro diagnose`'s rows
-Plotted = _choices("Plotted", (*FIGURES, "theory"))
+Plotted = _choices("Plotted", (*FIGURE_SPECS, "theory"))
+PLOT_HELP = ("; ".join(f"{name}: {spec.help}" for name, spec in FIGURE_SPECS.items())
+             + "; theory: Theorem 1 from `rbrepro diagnose`'s rows.")
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -62,6 +62,7 @@ from pathlib import Path
 
 from rbrepro.data.registry import REGISTRY
 from rbrepro.data.user import load_datasets_file
+from rbrepro.figure_registry import figure_names
 from rbrepro.models.registry import METHODS, REFERENCE, SUBJECT, method_names, solver_conflict
 from rbrepro.solver_registry import solver_names
 from rbrepro.solvers.cg import MAXIT, TOL
@@ -78,12 +79,9 @@ from rbrepro.vocabulary import (
     VARIANTS,
     needs_cg,
 )
-from rbrepro.vocabulary import FIGURES as DRAWN_FIGURES
 from rbrepro.yamlconf import ConfigError, Node, Reader, compose
 
 __all__ = ["ConfigError", "DatasetGrid", "Selection", "SweepConfig", "load_config", "parse_config"]
-
-FIGURES = (*DRAWN_FIGURES, "none")
 
 MAX_CELLS = 1_000_000
 
@@ -187,7 +185,7 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
     rd = Reader(file)
     top = rd.mapping(compose(text, file), "", TOP_KEYS)
     name = _name(rd, top, file)
-    figure = rd.choice(top["figure"], "figure", FIGURES) if "figure" in top else "none"
+    figure = rd.choice(top["figure"], "figure", (*figure_names(), "none")) if "figure" in top else "none"
     methods = rd.choice_list(top["methods"], "methods", method_names()) if "methods" in top else (SUBJECT,)
     seeds = rd.number_list(top["seeds"], "seeds", integer=True, allow_zero=True) if "seeds" in top else (0,)
     threads = rd.number_list(top["threads"], "threads", integer=True, allow_zero=True) if "threads" in top else (1,)
