@@ -43,8 +43,8 @@ def plot(
 
 @app.command()
 def compare(
-    results: Path = typer.Argument(..., help="A results folder (with results.csv) or a results CSV of a fig3 or "
-                                             "fig5 sweep."),
+    results: Path = typer.Argument(..., help="A results folder (with results.csv) or a results CSV of a " + " or ".join(
+        name for name, spec in FIGURE_SPECS.items() if spec.published_points) + " sweep."),
     summary_only: bool = typer.Option(False, "--summary", help="Print only the counts per dataset and method."),
     markdown: bool = typer.Option(False, "--markdown", help="Print the per-dataset-and-method counts as a "
                                                             "Markdown table (as in REPRODUCTION.md)."),
