@@ -1,24 +1,30 @@
 """rbrepro's named vocabularies, each defined here once: the option values that configs, cell
 parameters, estimators and the command line all accept (benchopt-style status-as-names).
 
-A leaf module (no imports), so the command line can offer the choices without loading numba or
-matplotlib. The methods themselves are described in `rbrepro.models.registry`.
+A leaf module (it imports only the solver and figure registries, leaves too), so the command line can offer the
+choices without loading numba or matplotlib. The methods themselves are described in
+`rbrepro.models.registry`, the solvers in `rbrepro.solver_registry`.
 """
+
+from rbrepro.figure_registry import BUILT_IN as _FIGURES
+from rbrepro.solver_registry import BUILT_IN as _SOLVERS
+from rbrepro.solver_registry import DEFAULT, is_cg
 
 #: a dataset's task (data.registry; a user's file may say it with --task or task:)
 TASKS = ("regression", "binary", "multiclass")
 #: the Laplacian kernel's distance: l1 (the product kernel RB approximates) or euclidean (the
 #: authors' baselines, docs/authors-protocol.md); features.laplacian computes both
 KERNELS = ("l1", "euclidean")
-#: the solvers that iterate CG (cg, and pcg: CG preconditioned by the square root of Z^T Z's diagonal):
-#: the ones with steps to count (cg_iterations) and to stop early (stopping validation, early_stopping)
-CG_SOLVERS = ("cg", "pcg")
+#: the built-in solvers that iterate CG (cg, and pcg: CG preconditioned by the square root of Z^T Z's
+#: diagonal): the ones with steps to count (cg_iterations) and to stop early (stopping validation,
+#: early_stopping). Those registered at run time: solver_registry.cg_solvers()
+CG_SOLVERS = tuple(spec.name for spec in _SOLVERS if spec.cg)
 #: the preconditioned one: the estimators' own default, and what stopping auto runs for a "default" CG
-PRECONDITIONED_CG = CG_SOLVERS[1]
-#: the ridge solvers of an explicit feature matrix (models.feature_ridge, models.ridge_classes)
-RIDGE_SOLVERS = (*CG_SOLVERS, "direct")
-#: every solver a cell can name: "default" is the method's own, rcd the parallel L1 solver of §4
-SOLVERS = ("default", *RIDGE_SOLVERS, "rcd")
+PRECONDITIONED_CG = next(spec.name for spec in _SOLVERS if spec.preconditioned)
+#: the built-in ridge solvers of an explicit feature matrix (models.ridge_classes' docs)
+RIDGE_SOLVERS = tuple(spec.name for spec in _SOLVERS if spec.ridge)
+#: every built-in solver a cell can name: "default" is the method's own, rcd the parallel L1 solver of §4
+SOLVERS = (DEFAULT, *(spec.name for spec in _SOLVERS))
 #: when CG stops: auto (the default of every door: validation where the method solves by CG, with
 #: pcg for a default solver, else residual), residual (relative residual <= tol or maxit iterations:
 #: the authors' rule) or validation (the best iterate on a held-out slice of the training rows, from
@@ -32,8 +38,9 @@ VARIANTS = ("async", "sync")
 SCALINGS = ("default", "minmax", "maxabs", "maxabs-all", "published")
 #: what a user's datasets file may register for its data (the per-file choices of SCALINGS)
 FILE_SCALINGS = ("minmax", "maxabs", "published")
-#: the figures rbrepro draws (plots): the paper's, and how cost grows (configs/scaling.yaml)
-FIGURES = ("fig3", "fig4", "fig5", "fig6", "scaling")
+#: the built-in figures rbrepro draws (plots): the paper's, and how cost grows (configs/scaling.yaml);
+#: declared in rbrepro.figure_registry, whose figure_names() has those registered at run time too
+FIGURES = tuple(spec.name for spec in _FIGURES)
 #: rb's grid draws: numpy (numpy's generator from the seed) or authors (their C++ draws replayed)
 RNGS = ("numpy", "authors")
 #: standard (docs/design.md §2 metrics) or authors (their Performance: a tie is wrong, labels 0 ... C-1)
@@ -49,7 +56,7 @@ def needs_cg(what: str, solver: str, solved_by: str | None = None, instead: str 
     "early_stopping") where the solver that runs (`solved_by`, else `solver`) has none; None where it
     has. `instead` ends the advice ("stopping 'residual'")."""
     runs = solved_by or solver
-    if runs in CG_SOLVERS:
+    if is_cg(runs):
         return None
     by = "" if runs == solver else f", solving by {runs},"
     other = f", or {instead}" if instead else ""

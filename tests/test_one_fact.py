@@ -117,3 +117,105 @@ def test_the_kernels_are_declared_once_and_a_registered_one_is_taken_by_name():
         unregister_kernel("half_l1")
     with pytest.raises(InvalidParameter, match="kernel must be one of"):
         RandomFourierFeatures(kernel="half_l1").fit(X)
+
+
+def test_a_solver_is_one_module_and_one_registration(tmp_path):
+    """examples/lstsq_solver.py registers a ridge solver: the estimators, a cell's parameters and a
+    sweep config then take it by name, it solves as the direct solve does, and early stopping is
+    refused as for any solver without CG; unregistered, every door refuses it again."""
+    import importlib.util
+    from pathlib import Path
+
+    from rbrepro import vocabulary
+    from rbrepro.models import RandomBinningRegressor, RandomFourierClassifier
+    from rbrepro.solver_registry import SOLVER_SPECS, is_cg, ridge_solvers, solver_names, unregister_solver
+    from rbrepro.sweep.config import load_config
+    from rbrepro.yamlconf import ConfigError
+
+    assert tuple(SOLVER_SPECS) == vocabulary.SOLVERS[1:] and ridge_solvers() == RIDGE_SOLVERS
+    assert tuple(name for name in SOLVER_SPECS if is_cg(name)) == CG_SOLVERS
+    example = Path(__file__).resolve().parents[1] / "examples" / "lstsq_solver.py"
+    module_spec = importlib.util.spec_from_file_location("lstsq_solver", example)
+    module_spec.loader.exec_module(importlib.util.module_from_spec(module_spec))
+    config = tmp_path / "lstsq.yaml"
+    config.write_text("name: lstsq\nmethods: [rf]\nseeds: [0]\nsolver: {name: lstsq}\n"
+                      "datasets: {digits: {sigma: [0.1], R: [16]}}\n")
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(90, 3))
+    y = (X[:, 0] + X[:, 1] > 1).astype(int) + (X[:, 2] > 0.5)
+    try:
+        assert "lstsq" in solver_names() and "lstsq" in ridge_solvers() and not is_cg("lstsq")
+        fits = {s: RandomFourierClassifier(n_components=24, sigma=1.0, lam=1e-3, solver=s, random_state=0).fit(X, y)
+                for s in ("lstsq", "direct")}
+        assert fits["lstsq"].solver_ == "lstsq" and fits["lstsq"].cg_iterations_ == 0
+        assert np.allclose(fits["lstsq"].coef_, fits["direct"].coef_, atol=1e-8)
+        assert (fits["lstsq"].predict(X) == fits["direct"].predict(X)).all()
+        binned = RandomBinningRegressor(n_grids=8, sigma=1.0, solver="lstsq", random_state=0).fit(X, X[:, 0])
+        assert not binned.early_stopping_ and binned.score(X, X[:, 0]) > 0.5
+        with pytest.raises(InvalidParameter, match=ADVICE):
+            RandomFourierClassifier(solver="lstsq", early_stopping=True).fit(X, y)
+        CellParams("ijcnn1", method="rf", solver="lstsq").validate()
+        with pytest.raises(InvalidParameter, match="Cholesky"):
+            CellParams("ijcnn1", method="exact", solver="lstsq").validate()
+        assert load_config(config).solver == "lstsq"
+    finally:
+        unregister_solver("lstsq")
+    with pytest.raises(InvalidParameter, match="solver"):
+        RandomFourierClassifier(solver="lstsq").fit(X, y)
+    with pytest.raises(InvalidParameter, match="not available"):
+        CellParams("ijcnn1", method="rf", solver="lstsq").validate()
+    with pytest.raises(ConfigError, match="lstsq"):
+        load_config(config)
+    with pytest.raises(InvalidParameter, match="built in"):
+        unregister_solver("direct")
+
+
+def test_a_figure_is_one_function_and_one_registration(tmp_path):
+    """A FigureSpec registered at run time: a config may sweep for it, make_figure draws it by its
+    spec (and refuses its results as another figure), the report's tables and the publisher's redraw
+    read its runs and tables; unregistered, it is unknown again. The built-in figures' facts are
+    the registry's."""
+    from rbrepro import vocabulary
+    from rbrepro.figure_registry import FIGURE_SPECS, FigureSpec, register_figure, unregister_figure
+    from rbrepro.plots import make_figure
+    from rbrepro.published.publish import redraw_commands
+    from rbrepro.report.runs import RUNS
+    from rbrepro.report.sections.configs import SEEDED_RUNS
+    from rbrepro.report.tables import tables
+    from rbrepro.sweep.backends import LocalBackend
+    from rbrepro.sweep.config import parse_config
+    from rbrepro.sweep.runner import run_sweep
+    from rbrepro.yamlconf import ConfigError
+
+    assert tuple(FIGURE_SPECS) == vocabulary.FIGURES
+    assert all(RUNS[name] == spec.runs for name, spec in FIGURE_SPECS.items())
+    assert SEEDED_RUNS == tuple(run for spec in FIGURE_SPECS.values() if spec.seeded for run in spec.runs)
+
+    def plot_tiny(frame, out_base, config):
+        path = out_base.with_suffix(".txt")
+        path.write_text(f"{config['name']}: {len(frame)} rows, {sorted(frame['method'].unique())}\n")
+        return [path]
+
+    text = "name: tiny\nfigure: tiny\nmethods: [rb]\nseeds: [0]\ndatasets: {digits: {sigma: [0.3], R: [8]}}\n"
+    register_figure(FigureSpec(name="tiny", title="the tiny figure", help="rows per method", draw=plot_tiny,
+                               runs=("tiny",), tables=lambda results, config: f"{len(results)} rows"))
+    try:
+        with pytest.raises(InvalidParameter, match="registered already"):
+            register_figure(FIGURE_SPECS["tiny"])
+        out = tmp_path / "tiny"
+        run_sweep(parse_config(text, str(tmp_path / "tiny.yaml")), out, data_path=tmp_path / "data",
+                  backend=LocalBackend(1))
+        paths = make_figure("tiny", out, tmp_path / "drawn")
+        assert paths == [tmp_path / "drawn.txt"] and paths[0].read_text() == "tiny: 1 rows, ['rb']\n"
+        with pytest.raises(InvalidParameter, match="not for fig3; plot them as tiny"):
+            make_figure("fig3", out, tmp_path / "other")
+        assert tables(out).endswith("(tiny)\n\n1 rows")
+        assert ["plot", "tiny", "results/tiny", "--out", "figures/tiny"] in [c[3:] for c in redraw_commands(("tiny",), "py")]
+    finally:
+        unregister_figure("tiny")
+    with pytest.raises(InvalidParameter, match="unknown figure 'tiny'"):
+        make_figure("tiny", out, tmp_path / "again")
+    with pytest.raises(ConfigError, match="tiny"):
+        parse_config(text, str(tmp_path / "tiny.yaml"))
+    with pytest.raises(InvalidParameter, match="built in"):
+        unregister_figure("fig3")

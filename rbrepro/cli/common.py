@@ -11,8 +11,10 @@ from typing import Annotated, List, Optional
 import typer
 from rich.console import Console
 
-from rbrepro.models.registry import METHODS, feature_methods, method_names, rcd_methods, splittable_methods
-from rbrepro.vocabulary import FIGURES, KERNELS, LOSSES, SCALINGS, SOLVERS, STOPPINGS, TASKS, VARIANTS
+from rbrepro.figure_registry import FIGURE_SPECS
+from rbrepro.models.registry import METHODS, feature_methods, method_names, splittable_methods
+from rbrepro.solver_registry import SOLVER_SPECS, solver_names
+from rbrepro.vocabulary import KERNELS, LOSSES, SCALINGS, STOPPINGS, TASKS, VARIANTS
 
 err = Console(stderr=True)
 
@@ -58,9 +60,10 @@ METHOD_HELP = "The method: " + "; ".join(f"{name} ({spec.title})" for name, spec
 FEATURE_METHOD_HELP = "Feature map: " + ", ".join(feature_methods()) + "."
 R_HELP = "; ".join(f"{name}: {spec.r_meaning or 'unused'}" for name, spec in METHODS.items()) + "."
 SOLVER_HELP = ("default (" + "; ".join(f"{name}: {'pcg with --stopping auto, else cg' if spec.default_solver == 'cg' else spec.default_solver}"
-                                      for name, spec in METHODS.items()) + "), cg, pcg (CG preconditioned by the "
-               "square root of diag(Z^T Z) + lam), direct, or rcd (L1-regularized coordinate descent; "
-               + ", ".join(rcd_methods()) + ").")
+                                      for name, spec in METHODS.items()) + "), "
+               + ", ".join(f"{name} ({solver.help}" + ("" if solver.ridge else "; " + ", ".join(
+                   method for method, spec in METHODS.items() if name in spec.solvers)) + ")"
+                           for name, solver in SOLVER_SPECS.items()) + ".")
 SPLITTABLE = ", ".join(splittable_methods())
 
 
@@ -77,13 +80,15 @@ SCALING_HELP = ("Feature scaling, fitted on the training split: default (the reg
                 "(max |x| over training and test rows: the authors' cadata) or published (as the file has it).")
 
 
-Solver = _choices("Solver", SOLVERS)
+Solver = _choices("Solver", solver_names())
 Stopping = _choices("Stopping", STOPPINGS)
 Loss = _choices("Loss", LOSSES)
 Variant = _choices("Variant", VARIANTS)
-Figure = _choices("Figure", tuple(FIGURES))
+Figure = _choices("Figure", tuple(FIGURE_SPECS))
 #: what `rbrepro plot` draws: a sweep's figures, and Theorem 1's from `rbrepro diagnose`'s rows
-Plotted = _choices("Plotted", (*FIGURES, "theory"))
+Plotted = _choices("Plotted", (*FIGURE_SPECS, "theory"))
+PLOT_HELP = ("; ".join(f"{name}: {spec.help}" for name, spec in FIGURE_SPECS.items())
+             + "; theory: Theorem 1 from `rbrepro diagnose`'s rows.")
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -45,7 +45,7 @@ from rbrepro.metrics import stated, undefined_because
 from rbrepro.models.registry import DEFAULT_L1, METHODS, SUBJECT
 from rbrepro.models.sigma_search import SUBSAMPLE_ROWS
 from rbrepro.settings import CLUSTER_DEADLINES
-from rbrepro.vocabulary import CG_SOLVERS
+from rbrepro.solver_registry import is_cg
 
 #: --cluster's help: the two kinds of address and every network wait's deadline
 CLUSTER_HELP = ("Fit and predict across a dask cluster: local:N (N worker processes on 127.0.0.1, started and "
@@ -242,7 +242,7 @@ def _train_summary(row: dict, method: str, kernel, auto: bool, saved: bool, clus
     unit = "%" if row["metric"] == "accuracy" else ""
     solver_text = (f"RCD {row['rcd_variant']} {row['rcd_epochs']} epochs, F={row['rcd_objective']:.5g}, "
                    f"nnz(w)={row['nnz_w']}" if rcd else
-                   f"{row['solver']}" + (f" {row['cg_iterations']} it" if row["solver"] in CG_SOLVERS else ""))
+                   f"{row['solver']}" + (f" {row['cg_iterations']} it" if is_cg(row["solver"]) else ""))
     kappa = f" kappa={row['kappa']:.2f}" if row["kappa"] == row["kappa"] else ""
     kernel_text = f" kernel {kernel.value}" if kernel is not Kernel.l1 else ""
     chosen = f"sigma {row['sigma']:g} ({row['sigma_selection']})\n" if row.get("sigma_selection", "").startswith(

@@ -8,14 +8,13 @@ from typing import List, Optional
 import typer
 
 from rbrepro.cli.app import app
-from rbrepro.cli.common import DataDir, Mirror, Plotted, _fail, _guard, _parse_floats
+from rbrepro.cli.common import PLOT_HELP, DataDir, Mirror, Plotted, _fail, _guard, _parse_floats
+from rbrepro.figure_registry import FIGURE_SPECS
 
 
 @app.command()
 def plot(
-    figure: Plotted = typer.Argument(..., help="fig3: RB vs sigma; fig4: RB vs R and D; fig5: methods at equal R "
-                                               "and cost to a target; fig6: parallel RCD speedup; scaling: how cost "
-                                               "grows; theory: Theorem 1 from `rbrepro diagnose`'s rows."),
+    figure: Plotted = typer.Argument(..., help=PLOT_HELP),
     results: Path = typer.Argument(..., help="A results folder (with results.csv) or a results CSV, from a sweep "
                                              "of a config made for this figure (theory: a folder with "
                                              "diagnostics.csv, or that CSV)."),
@@ -44,8 +43,8 @@ def plot(
 
 @app.command()
 def compare(
-    results: Path = typer.Argument(..., help="A results folder (with results.csv) or a results CSV of a fig3 or "
-                                             "fig5 sweep."),
+    results: Path = typer.Argument(..., help="A results folder (with results.csv) or a results CSV of a " + " or ".join(
+        name for name, spec in FIGURE_SPECS.items() if spec.published_points) + " sweep."),
     summary_only: bool = typer.Option(False, "--summary", help="Print only the counts per dataset and method."),
     markdown: bool = typer.Option(False, "--markdown", help="Print the per-dataset-and-method counts as a "
                                                             "Markdown table (as in REPRODUCTION.md)."),
@@ -69,9 +68,10 @@ def compare(
 
     frame, config = _guard(lambda: load_results(results))
     figure = swept_for(frame, config)
-    if figure not in ("fig3", "fig5"):
-        _fail(f"{results}: these results are for {figure or 'no figure'}; the published data covers Fig. 3 and "
-              f"Fig. 5 sweeps only")
+    covered = [spec for spec in FIGURE_SPECS.values() if spec.published_points]
+    if figure not in {spec.name for spec in covered}:
+        _fail(f"{results}: these results are for {figure or 'no figure'}; the published data covers "
+              f"{' and '.join(spec.title for spec in covered)} sweeps only")
     points = run_points(frame, config, figure)
     if not points:
         _fail(f"{results}: none of its points has a published counterpart (datasets, R or sigma differ)")

@@ -19,9 +19,9 @@ from rbrepro.models import targets
 from rbrepro.models.feature_ridge import FINAL_STEPS
 from rbrepro.models.registry import SUBJECT, method_spec, splittable_methods
 from rbrepro.models.ridge_memory import featurize_memory, solve_memory
+from rbrepro.solver_registry import is_cg, solver_spec
 from rbrepro.solvers.cg import ridge_cg
 from rbrepro.solvers.direct import solve_gram
-from rbrepro.vocabulary import CG_SOLVERS, PRECONDITIONED_CG
 
 
 def why_not_distributed(method: str) -> str:
@@ -112,7 +112,7 @@ def _search(model, runner, splits: list, n_fit: int, D: int, y_mean: np.ndarray)
     operator = DistributedOperator(runner, runner.map(holdout.fit_matrix, splits), n_fit, D)
     stopper = holdout.DistributedValidation(runner, splits, y_mean, model._task, model.n_iter_no_change)
     stopper.start(np.zeros((D, y_mean.shape[0])))
-    result = ridge_cg(operator, None, model.lam, model.maxit, model.tol, preconditioned=model.solver_ == PRECONDITIONED_CG,
+    result = ridge_cg(operator, None, model.lam, model.maxit, model.tol, preconditioned=solver_spec(model.solver_).preconditioned,
                       rhs=operator.rhs(runner.map(holdout.fit_targets, splits), y_mean), callback=stopper)
     model.best_iteration_ = stopper.best_iteration
     model.search_iterations_ = result.iterations
@@ -131,10 +131,10 @@ def _solve(model, operator: DistributedOperator, encoded: list, y_mean: np.ndarr
                  solve_memory(model._method, model.solver_, D, C, early_stopping=splits is not None),
                  model.memory_limit_gb)
     model.best_iteration_, model.search_iterations_ = -1, 0
-    if model.solver_ in CG_SOLVERS:
+    if is_cg(model.solver_):
         searched = None if splits is None else _search(model, runner, splits, operator.shape[0] - n_held, D, y_mean)
         result = ridge_cg(operator, None, model.lam, model.maxit if searched is None else FINAL_STEPS, model.tol,
-                          preconditioned=model.solver_ == PRECONDITIONED_CG, rhs=operator.rhs(encoded, y_mean),
+                          preconditioned=solver_spec(model.solver_).preconditioned, rhs=operator.rhs(encoded, y_mean),
                           x0=None if searched is None else searched.best_coef)
         model.coef_ = result.coef
         model.cg_iterations_ = result.iterations + (0 if searched is None else searched.best_iteration)
@@ -196,7 +196,7 @@ def fit_across(model, runner, sources: list) -> dict:
     model.featurize_s_, model.solve_s_, model.train_s_ = t1 - t0, t2 - t1, t2 - t0
     model.train_scores_ = operator.matvec(model.coef_) + model.y_mean_
     C = model.coef_.shape[1]
-    cg = model.solver_ in CG_SOLVERS
+    cg = is_cg(model.solver_)
     return {"workers": len(runner.worker_memory()), "partitions": len(sources),
             "bytes_per_cg_step": 2 * 8 * D * C * len(sources) if cg else 0,
             # W to each partition, (score, rows) back

@@ -35,17 +35,16 @@ from rbrepro.models import targets
 from rbrepro.models.degenerate import check_learnable
 from rbrepro.models.registry import METHODS, SUBJECT, method_spec, solver_conflict
 from rbrepro.provenance import provenance
+from rbrepro.solver_registry import is_cg, is_ridge, solver_names
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.threads import thread_count
 from rbrepro.vocabulary import (
-    CG_SOLVERS,
     KERNELS,
     LOSSES,
     PRECONDITIONED_CG,
     RNGS,
     SCALINGS,
     SCORINGS,
-    SOLVERS,
     STOPPINGS,
     VARIANTS,
     needs_cg,
@@ -96,7 +95,7 @@ class CellParams:
             spec = method_spec(self.method)
         except UnknownName as exc:  # a parameter's value here: the registry's words, as a bad parameter
             raise InvalidParameter(str(exc)) from None
-        for name, allowed in (("solver", SOLVERS), ("kernel", KERNELS)):
+        for name, allowed in (("solver", solver_names()), ("kernel", KERNELS)):
             if getattr(self, name) not in allowed:
                 raise InvalidParameter(f"{name} {getattr(self, name)!r} is not available; choose from "
                                        f"{', '.join(allowed)}")
@@ -127,7 +126,7 @@ class CellParams:
         (direct, Cholesky, rcd). Cells are keyed resolved, so "auto" never reaches a key."""
         if self.stopping != "auto" or self.method not in METHODS:
             return self
-        if self.solved_by() not in CG_SOLVERS:
+        if not is_cg(self.solved_by()):
             return replace(self, stopping="residual")
         return replace(self, stopping="validation", solver=PRECONDITIONED_CG if self.solver == "default" else self.solver)
 
@@ -139,11 +138,12 @@ class CellParams:
         return "cholesky" if spec.cholesky else spec.default_solver
 
     def _check_combination(self, spec) -> None:
-        """The solver and kernel the method takes (the rcd solver's own needs are registry.solver_conflict's,
-        asked once in `validate`)."""
+        """The solver and kernel the method takes: those its registry entry lists, and any ridge solver
+        registered (solver_registry) where it has a feature map (the rcd solver's own needs are
+        registry.solver_conflict's, asked once in `validate`)."""
         if spec.cholesky and self.solver != "default":
             raise InvalidParameter(f"{self.method} solves its kernel systems by Cholesky; --solver must be 'default'")
-        if self.solver not in spec.solvers and self.solver != "rcd":
+        if self.solver not in spec.solvers and self.solver != "rcd" and not (spec.has_features and is_ridge(self.solver)):
             raise InvalidParameter(f"{self.method} takes the solvers {', '.join(spec.solvers)}, not {self.solver!r}")
         if self.kernel not in spec.kernels:
             others = ", ".join(name for name, other in METHODS.items() if self.kernel in other.kernels)

@@ -34,6 +34,7 @@ from rbrepro.constraints import (
     seed_of,
     validate_params,
 )
+from rbrepro.dotted import resolve
 from rbrepro.errors import InvalidParameter
 from rbrepro.memory import check_memory, memory_limit_bytes
 from rbrepro.models import width_checks
@@ -42,8 +43,8 @@ from rbrepro.models.plugins import check_output
 from rbrepro.models.registry import SUBJECT, MethodSpec, method_spec
 from rbrepro.models.ridge_memory import cg_columns_per_pass, solve_memory
 from rbrepro.models.sigma_search import resolve_sigma
+from rbrepro.solver_registry import is_cg, ridge_solvers, solver_spec
 from rbrepro.solvers.cg import ridge_cg
-from rbrepro.solvers.direct import ridge_direct
 from rbrepro.solvers.operator import DenseOperator, as_operator
 from rbrepro.solvers.stopping import (
     PATIENCE,
@@ -54,7 +55,7 @@ from rbrepro.solvers.stopping import (
     regression_score,
 )
 from rbrepro.threads import thread_budget
-from rbrepro.vocabulary import CG_SOLVERS, KERNELS, PRECONDITIONED_CG, RIDGE_SOLVERS, RNGS, needs_cg
+from rbrepro.vocabulary import CG_SOLVERS, KERNELS, RNGS, needs_cg
 
 PREDICT_BLOCK_ENTRIES = 1 << 26  # feature entries per prediction block: 256 MB of int32 ids or float32 values
 #: early stopping's last steps: CG from the search's best iterate on every row, the held-out rows added,
@@ -66,7 +67,8 @@ FINAL_STEPS = PATIENCE
 
 def _plugin_of(features) -> str | None:
     """The plug-in and method whose feature map `features` is (None: one of the paper's)."""
-    from rbrepro.models.registry import METHODS, plugin_label, resolve
+    from rbrepro.dotted import resolve
+    from rbrepro.models.registry import METHODS, plugin_label
 
     for name, spec in METHODS.items():
         label = plugin_label(name)
@@ -117,12 +119,12 @@ class _FeatureRidge(BaseEstimator):
     """
 
     _method: str  # the registry's name of its feature method, fixed by the class (`spec` is its entry)
-    #: what each parameter takes (constraints.validate_params, at fit): R's keyword is added by `_constraints`
+    #: what each parameter takes (constraints.validate_params, at fit): R's keyword and the solvers
+    #: registered (solver_registry.ridge_solvers) are added by `_check_params`
     _parameter_constraints = {
         "sigma": [SIGMA, Options("scale")],
         "kernel": [Options(*KERNELS)],
         "lam": [NONNEGATIVE],
-        "solver": [Options(*RIDGE_SOLVERS)],
         "maxit": [ITERATIONS],
         "tol": [TOLERANCE],
         "center": ["boolean"],
@@ -177,7 +179,7 @@ class _FeatureRidge(BaseEstimator):
         """Every parameter against `_parameter_constraints` (R's keyword an integer >= 1), then the one
         rule between two of them."""
         validate_params(self.get_params(deep=False),
-                        {**self._parameter_constraints, self._r_param: [COUNT]})
+                        {**self._parameter_constraints, self._r_param: [COUNT], "solver": [Options(*ridge_solvers())]})
         refusal = needs_cg("early_stopping", self.solver) if self.early_stopping is True else None
         if refusal:
             raise InvalidParameter(refusal)
@@ -222,13 +224,13 @@ class _FeatureRidge(BaseEstimator):
         if self._method == SUBJECT:
             width_checks.warn(width_checks.too_fine_message(self.n_columns_, R, n, self.sigma_))
         self.best_iteration_, self.search_iterations_ = -1, 0
-        if self.solver_ in CG_SOLVERS:
+        if is_cg(self.solver_):
             self._solve_cg(operator, Y - self.y_mean_, split)
-        else:
+        else:  # the solver's own function (solver_registry), after its memory is checked
             check_memory(f"the {self.solver_} solve for D = {self.n_columns_}",
                          solve_memory(self.spec, self.solver_, self.n_columns_, Y.shape[1]), self.memory_limit_gb)
-            self.coef_ = ridge_direct(operator.Z if isinstance(operator, DenseOperator) else operator,
-                                      Y - self.y_mean_, self.lam)
+            solve = resolve(solver_spec(self.solver_).solve)
+            self.coef_ = solve(operator.Z if isinstance(operator, DenseOperator) else operator, Y - self.y_mean_, self.lam)
             self.cg_iterations_, self.cg_residual_ = 0, float("nan")
         t2 = time.perf_counter()
         self.featurize_s_, self.solve_s_, self.train_s_ = t1 - t0, t2 - t1, t2 - t0
@@ -240,7 +242,7 @@ class _FeatureRidge(BaseEstimator):
         every row of X, CG on the rows not held out, each iterate scored on the held-out rows; returns
         the best iterate's held-out metric in the units of `metrics.score` over 100 for accuracy (a
         fraction), or the relative error for regression. No final fit: the estimator stays unfitted."""
-        if self.early_stopping is False or self.solver not in CG_SOLVERS:
+        if self.early_stopping is False or not is_cg(self.solver):
             raise InvalidParameter(f"held_out_search is early stopping's search: it needs early_stopping 'auto' or "
                                    f"True and solver {' or '.join(CG_SOLVERS)}")
         X, Y = self._validate_fit(X, y)
@@ -275,7 +277,7 @@ class _FeatureRidge(BaseEstimator):
         With early_stopping=True, a split with an empty side is refused. `early_stopping_` says which
         it was."""
         self.early_stopping_ = False
-        if self.early_stopping is False or (self.early_stopping == "auto" and self.solver not in CG_SOLVERS):
+        if self.early_stopping is False or (self.early_stopping == "auto" and not is_cg(self.solver)):
             return None
         held = held_out(n, self.validation_fraction, self._split_seed() if seed is None else seed)
         if self.early_stopping == "auto" and (held.all() or not held.any()):
@@ -314,7 +316,7 @@ class _FeatureRidge(BaseEstimator):
         Z_fit, Y_fit, Z_val, Y_val = split
         stopper = self._stopping(Z_val, Y_val, lo, hi, C)
         stopper.start(np.zeros((self.n_columns_, hi - lo)))
-        result = ridge_cg(Z_fit, Y_fit[:, lo:hi], self.lam, self.maxit, self.tol, preconditioned=self.solver_ == PRECONDITIONED_CG,
+        result = ridge_cg(Z_fit, Y_fit[:, lo:hi], self.lam, self.maxit, self.tol, preconditioned=solver_spec(self.solver_).preconditioned,
                           callback=stopper)
         self.best_iteration_ = max(self.best_iteration_, stopper.best_iteration)
         self.search_iterations_ = max(self.search_iterations_, result.iterations)
@@ -341,7 +343,7 @@ class _FeatureRidge(BaseEstimator):
             hi = min(C, lo + per_pass)
             searched = None if split is None else self._search(split, lo, hi, C)
             result = ridge_cg(operator, Y[:, lo:hi], self.lam, self.maxit if searched is None else FINAL_STEPS,
-                              self.tol, preconditioned=self.solver_ == PRECONDITIONED_CG,
+                              self.tol, preconditioned=solver_spec(self.solver_).preconditioned,
                               x0=None if searched is None else searched.best_coef)
             if coef is None:
                 coef = result.coef

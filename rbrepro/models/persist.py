@@ -25,8 +25,9 @@ import scipy.sparse as sp
 from rbrepro.constraints import check_sigma
 from rbrepro.data.atomic import atomic_path
 from rbrepro.data.scaling import MinMaxScaler
+from rbrepro.dotted import resolve
 from rbrepro.errors import RbreproError
-from rbrepro.models.registry import METHODS, ORIGINS, RCD_ESTIMATORS, resolve
+from rbrepro.models.registry import METHODS, ORIGINS, RCD_ESTIMATORS
 
 FORMAT = "rbrepro-model"
 VERSION = 3  # 2: linear bin-vector hash (keys of version 1 files differ); 3: classifier/regressor classes

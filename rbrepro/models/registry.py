@@ -18,7 +18,7 @@ and regressor from `models.ridge_classes` unless `estimators` names its own. Eve
 only; the ones a method must state default to UNKNOWN and an entry that leaves one unsaid is refused,
 naming it, rather than borrowing another method's.
 
-A leaf: it imports only the error kinds, the vocabularies (rbrepro.vocabulary) and the plug-ins'
+A leaf: it imports only the error kinds, the vocabularies (rbrepro.vocabulary, solver_registry) and the plug-ins'
 isolation (models.plugins); classes named by "module:Class" strings are imported on use.
 """
 
@@ -27,9 +27,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from rbrepro.dotted import resolve
 from rbrepro.errors import InvalidParameter, UnknownName
 from rbrepro.models import plugins
-from rbrepro.vocabulary import KERNELS, RIDGE_SOLVERS, SOLVERS
+from rbrepro.solver_registry import ridge_solvers, solver_names
+from rbrepro.vocabulary import KERNELS
 
 ROLES = ("subject", "baseline", "reference")
 MEMORY_MODELS = ("features", "kernel", "blocks")
@@ -41,16 +43,6 @@ ENTRY_POINTS = "rbrepro.methods"
 RCD_ESTIMATORS = ("rbrepro.models.l1_model:L1FeatureClassifier", "rbrepro.models.l1_model:L1FeatureRegressor")
 #: makes the ridge classifier and regressor of a feature method that names no estimators
 RIDGE_ON_FEATURES = "rbrepro.models.ridge_classes:ridge_estimator"
-
-
-def resolve(target):
-    """A class (or function) itself, or the one a "module:Name" string names (imported on use)."""
-    if not isinstance(target, str):
-        return target
-    import importlib
-
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,7 +125,7 @@ class MethodSpec:
         return self.memory == "features"
 
 
-_ITERATIVE = ("default", *RIDGE_SOLVERS)
+_ITERATIVE = ("default", *ridge_solvers())
 
 
 def _pair(module: str, stem: str) -> tuple[str, str]:
@@ -354,10 +346,10 @@ def _said(spec: MethodSpec) -> list[str]:
 def _gaps(spec: MethodSpec) -> list[str]:
     """What an entry lacks or gets wrong (empty: complete)."""
     gaps = _said(spec)
-    gaps += [] if spec.solvers and set(spec.solvers) <= set(SOLVERS) and "default" in spec.solvers else \
-        [f"solvers from {SOLVERS}, 'default' among them"]
+    gaps += [] if spec.solvers and set(spec.solvers) <= set(solver_names()) and "default" in spec.solvers else \
+        [f"solvers from {solver_names()}, 'default' among them"]
     gaps += [] if spec.kernels and set(spec.kernels) <= set(KERNELS) else [f"kernels from {KERNELS}"]
-    defaults = ("cholesky",) if spec.cholesky else tuple(s for s in spec.solvers if s in RIDGE_SOLVERS)
+    defaults = ("cholesky",) if spec.cholesky else tuple(s for s in spec.solvers if s in ridge_solvers())
     gaps += [] if spec.default_solver in defaults else [f"a default_solver in {defaults} (got {spec.default_solver!r})"]
     gaps += [] if len(spec.style) == 3 and spec.style[0] and spec.style[1] else ["style (label, colour, marker)"]
     if spec.memory == "features":

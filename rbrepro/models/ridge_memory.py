@@ -3,11 +3,10 @@ CG's vectors, the normal equations; checked before anything is allocated (rbrepr
 
 from __future__ import annotations
 
+from rbrepro.dotted import resolve
 from rbrepro.errors import InvalidParameter
 from rbrepro.models.registry import MethodSpec, method_spec
-from rbrepro.vocabulary import CG_SOLVERS, RIDGE_SOLVERS
-
-SOLVERS = RIDGE_SOLVERS
+from rbrepro.solver_registry import is_cg, solver_spec
 
 
 def _feature_spec(method: str | MethodSpec) -> MethodSpec:
@@ -30,11 +29,15 @@ def _cg_memory(D: int, C: int, early_stopping: bool = False) -> float:
 
 def solve_memory(method: str | MethodSpec, solver: str, D: int, C: int, early_stopping: bool = False) -> float:
     """Bytes of the ridge solve for D columns and C targets: CG's vectors (with early stopping's best
-    iterate), or the normal equations (dense; a sparse feature map's LU fill-in is not predictable,
-    so bounded as dense)."""
-    if solver in CG_SOLVERS:
+    iterate), a solver's own model (solver_registry), or the normal equations (dense; a sparse feature
+    map's LU fill-in is not predictable, so bounded as dense)."""
+    if is_cg(solver):
         return _cg_memory(D, C, early_stopping)
-    if getattr(_feature_spec(method).feature_class(), "sparse", False):
+    sparse = bool(getattr(_feature_spec(method).feature_class(), "sparse", False))
+    own = solver_spec(solver).memory
+    if own is not None:
+        return float(resolve(own)(D, C, sparse))
+    if sparse:
         return 8.0 * D * D
     return 8.0 * D * D * 2 + 8.0 * D * C
 

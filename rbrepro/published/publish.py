@@ -32,6 +32,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from rbrepro.figure_registry import figure_of_run
+
 #: the Makefile's order: Fig. 5 before Fig. 3, whose common cells it reuses
 FIGURE_RUNS = ("fig5", "fig3", "fig5-as-published", "fig3-as-published", "fig4", "fig6")
 OTHER_RUNS = ("theory", "scaling", "paper-scale", "shape-binning")
@@ -143,9 +145,9 @@ def _run(worktree: Path, run: str, python: str, runner: Runner) -> None:
 def redraw_commands(runs: tuple[str, ...], python: str) -> list[list[str]]:
     """The figures of the copied runs, drawn here by this checkout's code (as `make plots` does;
     theory's from its diagnostics.csv)."""
-    drawn = [run for run in runs if run in FIGURE_RUNS or run in ("scaling", "theory")]
-    return [[python, "-m", "rbrepro", "plot", run.split("-")[0], f"results/{run}", "--out", f"figures/{run}"]
-            for run in drawn]
+    drawn = {run: "theory" if run == "theory" else getattr(figure_of_run(run), "name", None) for run in runs}
+    return [[python, "-m", "rbrepro", "plot", figure, f"results/{run}", "--out", f"figures/{run}"]
+            for run, figure in drawn.items() if figure]
 
 
 def copy_run(worktree: Path, repo: Path, run: str) -> list[Path]:

@@ -7,19 +7,21 @@ from pathlib import Path
 
 import pandas as pd
 
+from rbrepro.figure_registry import FIGURE_SPECS
 from rbrepro.sweep.results_folder import load_results
 
-#: The published runs the report reads, by protocol; a run that is not committed is named as missing.
-RUNS = {"theory": ("theory",), "fig3": ("fig3", "fig3-as-published"), "fig4": ("fig4",),
-        "fig5": ("fig5", "fig5-as-published"), "fig6": ("fig6",), "scaling": ("scaling",),
+#: The published runs the report reads, by protocol: Theorem 1's, each figure's (its FigureSpec's runs,
+#: rbrepro.figure_registry), and the paper-scale cells; a run that is not committed is named as missing.
+RUNS = {"theory": ("theory",), **{name: spec.runs for name, spec in FIGURE_SPECS.items() if spec.runs},
         "paper-scale": ("paper-scale",)}
 #: the published runs that are sweeps (rows of cells with their wall time): every run but the theory one
 SWEEP_RUNS = tuple(run for runs in RUNS.values() for run in runs if run != "theory")
 #: the Theorem 1 measurements (`rbrepro diagnose configs/theory.yaml --out results/theory`)
 THEORY_CSV = "diagnostics.csv"
-#: runs the report reads where committed, beside a figure's published ones: the thread sweep of Fig. 6 at
-#: the paper's thread counts, on a machine with as many cores (`configs/fig6-threads.yaml`)
-EXTRA_RUNS = {"fig6": ("fig6-threads",)}
+#: runs the report reads where committed, beside a figure's published ones (its FigureSpec's extra_runs):
+#: the thread sweep of Fig. 6 at the paper's thread counts, on a machine with as many cores
+#: (`configs/fig6-threads.yaml`)
+EXTRA_RUNS = {name: spec.extra_runs for name, spec in FIGURE_SPECS.items() if spec.extra_runs}
 #: the runs set beside the authors' published points, in the report's order
 FIDELITY_RUNS = ("fig5-as-published", "fig5", "fig3-as-published", "fig3")
 #: how the synthetic shapes bin beside the authors' real training rows (`make shape-binning`)

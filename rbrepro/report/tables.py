@@ -19,6 +19,8 @@ from rbrepro.analysis.chosen import chosen_exact, chosen_numpy_rows, chosen_sigm
 from rbrepro.analysis.rows import higher_is_better, test_rows
 from rbrepro.analysis.speedups import speedups
 from rbrepro.analysis.targets import rows_reaching
+from rbrepro.dotted import resolve
+from rbrepro.figure_registry import FIGURE_SPECS
 from rbrepro.models.registry import REFERENCE, SUBJECT
 from rbrepro.report.markdown import band, table
 from rbrepro.sweep.results_folder import load_results
@@ -36,7 +38,7 @@ def _table(header: list[str], rows: list[list]) -> str:
     return table(header, rows, lambda r: r if isinstance(r, str) else _fmt(r))
 
 
-def fig3_tables(results: pd.DataFrame) -> str:
+def fig3_tables(results: pd.DataFrame, config: dict | None = None) -> str:
     """Per dataset: train/test metric, D and train time vs sigma (the median over our seeds with its
     band; the authors' replayed draws apart), the sigma the protocol chose, the exact kernel at its
     chosen sigma."""
@@ -57,7 +59,7 @@ def fig3_tables(results: pd.DataFrame) -> str:
     return "\n\n".join(out)
 
 
-def fig4_tables(results: pd.DataFrame) -> str:
+def fig4_tables(results: pd.DataFrame, config: dict | None = None) -> str:
     """Per dataset: train/test metric, D and train time vs R (the median over seeds with its band)."""
     ok = test_rows(results)
     out = []
@@ -134,7 +136,7 @@ def fig5_tables(results: pd.DataFrame, config: dict | None) -> str:
     return "\n\n".join(out)
 
 
-def fig6_tables(results: pd.DataFrame) -> str:
+def fig6_tables(results: pd.DataFrame, config: dict | None = None) -> str:
     """Per dataset: time to target objective and speedup per method, variant and threads (medians over
     the seeds, the speedup with its band), and D's median per method."""
     ok = results[results["status"] == "ok"]
@@ -155,11 +157,10 @@ def tables(folder: str | Path, figure: str | None = None) -> str:
     """Markdown tables of one results folder, for `figure` (default: its config's figure)."""
     results, config = load_results(folder)
     figure = figure or (config or {}).get("figure", "")
-    body = {"fig3": lambda: fig3_tables(results), "fig4": lambda: fig4_tables(results),
-            "fig5": lambda: fig5_tables(results, config), "fig6": lambda: fig6_tables(results)}.get(figure)
-    if body is None:
+    spec = FIGURE_SPECS.get(figure)
+    if spec is None or spec.tables is None:
         return f"## {folder}\n\n(no tables for figure {figure!r})"
-    return f"## {folder} ({figure})\n\n{body()}"
+    return f"## {folder} ({figure})\n\n{resolve(spec.tables)(results, config)}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -168,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rbrepro.report.tables",
                                      description="The numbers behind Figures 3-6 as Markdown tables, from results "
                                                  "folders (each with results.csv and config.resolved.yaml).")
-    parser.add_argument("folders", nargs="*", default=["results/fig3", "results/fig4", "results/fig5", "results/fig6"],
+    parser.add_argument("folders", nargs="*", default=[f"results/{spec.runs[0]}" for spec in FIGURE_SPECS.values()
+                                                       if spec.tables and spec.runs],
                         help="results folders [default: the four published fair runs]")
     args = parser.parse_args(argv)
     missing = [f for f in args.folders if not (Path(f) / "results.csv").exists()]

@@ -62,7 +62,9 @@ from pathlib import Path
 
 from rbrepro.data.registry import REGISTRY
 from rbrepro.data.user import load_datasets_file
+from rbrepro.figure_registry import figure_names
 from rbrepro.models.registry import METHODS, REFERENCE, SUBJECT, method_names, solver_conflict
+from rbrepro.solver_registry import solver_names
 from rbrepro.solvers.cg import MAXIT, TOL
 from rbrepro.sweep.selection import PER_EXACT, Selection, parse_selection
 from rbrepro.vocabulary import (
@@ -73,17 +75,13 @@ from rbrepro.vocabulary import (
     RNGS,
     SCALINGS,
     SCORINGS,
-    SOLVERS,
     STOPPINGS,
     VARIANTS,
     needs_cg,
 )
-from rbrepro.vocabulary import FIGURES as DRAWN_FIGURES
 from rbrepro.yamlconf import ConfigError, Node, Reader, compose
 
 __all__ = ["ConfigError", "DatasetGrid", "Selection", "SweepConfig", "load_config", "parse_config"]
-
-FIGURES = (*DRAWN_FIGURES, "none")
 
 MAX_CELLS = 1_000_000
 
@@ -187,7 +185,7 @@ def parse_config(text: str, file: str = "<config>") -> SweepConfig:
     rd = Reader(file)
     top = rd.mapping(compose(text, file), "", TOP_KEYS)
     name = _name(rd, top, file)
-    figure = rd.choice(top["figure"], "figure", FIGURES) if "figure" in top else "none"
+    figure = rd.choice(top["figure"], "figure", (*figure_names(), "none")) if "figure" in top else "none"
     methods = rd.choice_list(top["methods"], "methods", method_names()) if "methods" in top else (SUBJECT,)
     seeds = rd.number_list(top["seeds"], "seeds", integer=True, allow_zero=True) if "seeds" in top else (0,)
     threads = rd.number_list(top["threads"], "threads", integer=True, allow_zero=True) if "threads" in top else (1,)
@@ -278,7 +276,7 @@ def _solver(rd: Reader, node: Node, methods: tuple[str, ...], kernel: str, rng: 
     """The solver section as SweepConfig's fields; rcd only where it can run (its methods, L1, numpy draws)."""
     s = rd.mapping(node, "solver", ("name", "maxit", "tol", "loss", "epochs", "variant", "stopping"))
     out = dict(SOLVER_DEFAULTS)
-    out["solver"] = solver = rd.choice(s["name"], "solver.name", SOLVERS) if "name" in s else out["solver"]
+    out["solver"] = solver = rd.choice(s["name"], "solver.name", solver_names()) if "name" in s else out["solver"]
     if "maxit" in s:
         out["maxit"] = rd.number(s["maxit"], "solver.maxit", integer=True, allow_zero=True)
     if "tol" in s:

@@ -8,12 +8,13 @@ from pathlib import Path
 import pandas as pd
 
 from rbrepro.analysis.chosen import numpy_test_rows
+from rbrepro.figure_registry import FIGURE_SPECS
 from rbrepro.models.registry import REFERENCE
 from rbrepro.report.markdown import table
 from rbrepro.report.runs import FIDELITY_RUNS
 
-#: the runs whose seeds the seeds table gives, in its order
-SEEDED_RUNS = ("fig3", "fig3-as-published", "fig4", "fig5", "fig5-as-published", "fig6")
+#: the runs whose seeds the seeds table gives, in its order: the runs of the figures declared `seeded`
+SEEDED_RUNS = tuple(run for spec in FIGURE_SPECS.values() if spec.seeded for run in spec.runs)
 
 
 def config_seeds(config: dict) -> str:
