@@ -23,6 +23,16 @@ import numpy as np
 ROW_BLOCK = 16384
 
 
+@nb.njit(inline="always")
+def _sum_blocks(parts, out):
+    """out[c] = the row blocks' partial sums of column c, added in block order (the same sum, bit for
+    bit, however many threads ran the blocks)."""
+    for c in range(parts.shape[1]):
+        out[c] = 0.0
+        for b in range(parts.shape[0]):
+            out[c] += parts[b, c]
+
+
 @nb.njit(parallel=True, cache=True)
 def step(W, Rk, P, AP, alpha, rr):
     """W += alpha P; Rk -= alpha AP (per column); rr[c] = Rk[:, c]^T Rk[:, c] afterwards."""
@@ -38,10 +48,7 @@ def step(W, Rk, P, AP, alpha, rr):
                 r = Rk[j, c] - alpha[c] * AP[j, c]
                 Rk[j, c] = r
                 parts[b, c] += r * r
-    for c in range(n_cols):
-        rr[c] = 0.0
-        for b in range(n_blocks):
-            rr[c] += parts[b, c]
+    _sum_blocks(parts, rr)
 
 
 @nb.njit(parallel=True, cache=True)
@@ -76,12 +83,8 @@ def step_preconditioned(W, Rk, P, AP, alpha, inv_diag, rr, rz):
                 Rk[j, c] = r
                 parts[b, c] += r * r
                 zparts[b, c] += r * r * m
-    for c in range(n_cols):
-        rr[c] = 0.0
-        rz[c] = 0.0
-        for b in range(n_blocks):
-            rr[c] += parts[b, c]
-            rz[c] += zparts[b, c]
+    _sum_blocks(parts, rr)
+    _sum_blocks(zparts, rz)
 
 
 @nb.njit(parallel=True, cache=True)
@@ -124,12 +127,8 @@ def step_direction(W, Rk, P, P_next, AP, alpha, beta, inv_diag, rr, rz):
                 P_next[j, c] = m * r + beta[c] * p
                 parts[b, c] += r * r
                 zparts[b, c] += m * r * r
-    for c in range(n_cols):
-        rr[c] = 0.0
-        rz[c] = 0.0
-        for b in range(n_blocks):
-            rr[c] += parts[b, c]
-            rz[c] += zparts[b, c]
+    _sum_blocks(parts, rr)
+    _sum_blocks(zparts, rz)
 
 
 def reference_step(W, Rk, P, AP, alpha):
