@@ -14,7 +14,7 @@ from rbrepro.report.runs import RUNS, protocol_of
 
 #: the claims that read a run's chosen points (`sections.claims.CLAIMS`); the exact kernel's is a reference line
 READ_BY = {"fig3": "claims 1, 2, 2b", "fig3-as-published": "claims 1, 2, 2b", "fig5": "claims 4, 5, 5b, 6",
-           "fig5-as-published": "claims 4, 5, 5b, 6"}
+           "fig5-as-published": "claims 4, 5, 5b, 6", "fig6": "claim 7"}
 EXACT_READ_BY = {"fig3": "the exact kernel's line; claim 3b's reference", "fig5": "the exact kernel's line"}
 
 
