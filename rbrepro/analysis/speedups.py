@@ -19,6 +19,8 @@ import json
 import numpy as np
 import pandas as pd
 
+from rbrepro.analysis.rows import test_rows
+
 EPS = 1e-3
 
 
@@ -87,7 +89,10 @@ def _speedups_of_one_draw(part: pd.DataFrame) -> list[dict]:
 
 
 def per_seed_speedups(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row per (method, seed, variant, threads): `_speedups_of_one_draw`'s numbers."""
+    """One row per (method, seed, variant, threads): `_speedups_of_one_draw`'s numbers, from the test
+    rows alone (a sweep that chose sigma on validation also holds validation cells at other sigmas:
+    they time a different problem and are no repeat of the chosen cell)."""
+    rows = test_rows(rows)
     rows = rows if "seed" in rows else rows.assign(seed=0)
     out = [dict(one, method=method, seed=seed) for method, part in rows.groupby("method")
            for seed, cells in part.groupby("seed") for one in _speedups_of_one_draw(cells)]

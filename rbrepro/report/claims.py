@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 
 from rbrepro.analysis.chosen import chosen_numpy_rows, chosen_sigma_rows, draws_of, most_run_R, numpy_test_rows
+from rbrepro.analysis.edges import KEYS as EDGE_KEYS
+from rbrepro.analysis.edges import OPEN, edge_reasons
 from rbrepro.analysis.rows import edge_rows, higher_is_better, test_rows
 from rbrepro.analysis.sigma_cost import cheapest_sigma, time_and_iterations
 from rbrepro.analysis.targets import rows_reaching
@@ -239,14 +241,19 @@ def claim3_steady_convergence(results: pd.DataFrame, exact: dict | None = None) 
     return out.close()
 
 
-def edge_note(chosen: pd.DataFrame) -> str:
-    """How many chosen (dataset, method, R) the claim reads sit at their sigma grid's edge (`edge_rows`)."""
+def edge_note(chosen: pd.DataFrame, results: pd.DataFrame) -> str:
+    """How many chosen (dataset, method, R) the claim reads sit at their sigma grid's edge (`edge_rows`), and
+    of those how many are still improving there (`analysis.edges`, read from the run's rows `results`):
+    only those count as possibly under-tuned."""
     at_edge = edge_rows(chosen)
     if at_edge.empty:
         return ""
-    n = at_edge.groupby(["dataset", "method", "R"]).ngroups
-    return (f"{n} of {chosen.groupby(['dataset', 'method', 'R']).ngroups} (dataset, method, R) it reads chose "
-            f"sigma at a grid's edge: see \"Sigma chosen at a grid's edge\"")
+    keys = set(at_edge.groupby(EDGE_KEYS).groups)
+    reasons = edge_reasons(results)
+    still = sum(tuple(k) in keys and r == OPEN for *k, r in reasons[[*EDGE_KEYS, "reason"]].itertuples(index=False))
+    return (f"{len(keys)} of {chosen.groupby(EDGE_KEYS).ngroups} (dataset, method, R) it reads chose sigma at a "
+            f"grid's edge, of which {still} still improving there (possibly under-tuned): see \"Sigma chosen at a "
+            f"grid's edge\"")
 
 
 def _medians(chosen: pd.DataFrame) -> pd.DataFrame:
@@ -285,7 +292,7 @@ def claim4_ahead_at_equal_R(results: pd.DataFrame) -> Finding:
         seeds = int(chosen[chosen["dataset"] == name].groupby(["method", "R"]).size().min())
         out.rows.append([name, ", ".join(leads) or "none", ", ".join(behind) or "none", seeds,
                          out.judge(small_ok and len(leads) > n / 2)])
-    out.note = edge_note(chosen)
+    out.note = edge_note(chosen, results)
     return out.close()
 
 
@@ -330,7 +337,7 @@ def claim5_faster_to_target(results: pd.DataFrame, config: dict | None) -> Findi
         out.rows.append([name, target, f"{rb[0]:.4g} ({rb[3]})", rb[2],
                          f"{fastest} {others[fastest][0]:.3g} ({others[fastest][3]})", ratio, rb[1], least_memory,
                          out.judge(ratio >= ORDER_OF_MAGNITUDE and rb[1] <= least_memory)])
-    out.note = "; ".join(filter(None, [quiet_note(chosen_numpy_rows(results)), edge_note(chosen_numpy_rows(results))]))
+    out.note = "; ".join(filter(None, [quiet_note(chosen_numpy_rows(results)), edge_note(chosen_numpy_rows(results), results)]))
     return out.close()
 
 
@@ -388,5 +395,5 @@ def claim6_linear_in_R(results: pd.DataFrame) -> Finding:
                                    conclusive=not any(straddles(min(per_seed, default=slope),
                                                                 max(per_seed, default=slope), end)
                                                       for end in LINEAR_SLOPE))])
-    out.note = "; ".join(filter(None, [quiet_note(chosen), edge_note(chosen)]))
+    out.note = "; ".join(filter(None, [quiet_note(chosen), edge_note(chosen, results)]))
     return out.close()

@@ -138,8 +138,8 @@ def fig5_tables(results: pd.DataFrame, config: dict | None) -> str:
 
 def fig6_tables(results: pd.DataFrame, config: dict | None = None) -> str:
     """Per dataset: time to target objective and speedup per method, variant and threads (medians over
-    the seeds, the speedup with its band), and D's median per method."""
-    ok = results[results["status"] == "ok"]
+    the seeds, the speedup with its band), and D's median per method: test rows only (`test_rows`)."""
+    ok = test_rows(results)
     out = []
     for name, part in ok.groupby("dataset", sort=False):
         sp = speedups(part)

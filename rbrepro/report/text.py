@@ -25,8 +25,8 @@ REPRODUCING = """\
 `make figures` fetches the data (the local mirror when `MIRROR` points to one, else the
 LIBSVM site), runs every published config into `results/`, draws `figures/`, and
 `make report` regenerates this file from the new CSVs. `make figures-fair` runs fig3 ... fig6
-alone (fig3 and fig5 on the fair protocol; fig4 and fig6 record `custom`: their sigma is set by
-hand). `make publish COMMIT=<sha>` makes every run from that one commit in a clean
+alone (each run's protocol, as its rows record it, is named beside its numbers above: `custom`
+where sigma is set by hand). `make publish COMMIT=<sha>` makes every run from that one commit in a clean
 worktree beside the checkout (resumable), and copies nothing unless every row records that
 `git_commit` and `git_dirty` false; the table above names each run's commits. Timings depend on the machine and its load:
 each row records the CPU, the load beside the cell and how many cells ran together.
