@@ -11,15 +11,14 @@ import pandas as pd
 import pytest
 
 from tests.cli_runner import run_cli
+from tests.conftest import write_libsvm
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _libsvm(path: Path, rng, n: int) -> None:
     X = rng.random((n, 4))
-    y = np.where(X[:, 0] + 0.3 * X[:, 1] > 0.65, 1, -1)
-    path.write_text("".join(f"{t} " + " ".join(f"{j + 1}:{v:.4g}" for j, v in enumerate(x)) + "\n"
-                            for x, t in zip(X, y)))
+    write_libsvm(path, X, np.where(X[:, 0] + 0.3 * X[:, 1] > 0.65, 1, -1))
 
 
 @pytest.mark.slow
