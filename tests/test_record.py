@@ -144,8 +144,9 @@ def test_every_fair_sigma_chosen_at_a_grid_edge_is_flagged_with_its_reason_and_c
             continue
         assert f"`results/{run}` (fair): {len(edges)} chosen (dataset, method, R) at a grid's edge" in section
         assert f"`make {run}`" in section
+        own = section.split(f"`results/{run}` (fair): ", 1)[1].split("\n`results/", 1)[0]  # this run's table
         for edge in edges.itertuples():                   # each edge a row of its own, with its reason
-            line = next(line for line in section.splitlines()
+            line = next(line for line in own.splitlines()
                         if line.startswith(f"| {edge.dataset} | {edge.method} | {edge.R} | "))
             assert line.rstrip(" |").rsplit("| ", 1)[1].startswith(("flat:", "open:")), line
 
