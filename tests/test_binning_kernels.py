@@ -148,14 +148,15 @@ def test_gram_apply_matches_dense_normal_operator(X, n_cols):
     np.testing.assert_allclose(pAp, np.einsum("ij,ij->j", P, expected), rtol=1e-12)
 
 
-def test_cg_update_kernels_match_numpy():
+@pytest.mark.parametrize("n_cols", [1, 3])  # one target has its own path (sums in registers)
+def test_cg_update_kernels_match_numpy(n_cols):
     from rbrepro.solvers import _cg_kernels as k
 
     rng = np.random.default_rng(5)
-    W, Rk, P, AP = (rng.standard_normal((40000, 3)) for _ in range(4))  # several row blocks
-    alpha, beta = rng.random(3), rng.random(3)
+    W, Rk, P, AP = (rng.standard_normal((40000, n_cols)) for _ in range(4))  # several row blocks
+    alpha, beta = rng.random(n_cols), rng.random(n_cols)
     W2, Rk2, P2 = W.copy(), Rk.copy(), P.copy()
-    rr = np.empty(3)
+    rr = np.empty(n_cols)
     k.step(W, Rk, P, AP, alpha, rr)
     np.testing.assert_allclose(rr, k.reference_step(W2, Rk2, P2, AP, alpha), rtol=1e-12)
     np.testing.assert_allclose(W, W2)
@@ -166,25 +167,56 @@ def test_cg_update_kernels_match_numpy():
     np.testing.assert_array_equal(P_next, P2)  # the same sums, bit for bit
 
 
+@pytest.mark.parametrize("n_cols", [1, 3])
 @pytest.mark.parametrize("preconditioned", [True, False])
-def test_one_pass_cg_update_matches_numpy(preconditioned):
+def test_one_pass_cg_update_matches_numpy(preconditioned, n_cols):
     """step_direction against plain numpy: the update, the new direction and the new residual's two
     norms in one pass."""
     from rbrepro.solvers import _cg_kernels as k
 
     rng = np.random.default_rng(6)
-    W, Rk, P, AP = (rng.standard_normal((40000, 3)) for _ in range(4))
-    alpha, beta = rng.random(3), rng.random(3)
+    W, Rk, P, AP = (rng.standard_normal((40000, n_cols)) for _ in range(4))
+    alpha, beta = rng.random(n_cols), rng.random(n_cols)
     inv_diag = rng.random(40000) if preconditioned else np.empty(0)
     W2, Rk2 = W.copy(), Rk.copy()
     want_p, want_rr, want_rz = k.reference_step_direction(W2, Rk2, P, AP, alpha, beta, inv_diag)
-    rr, rz, P_next = np.empty(3), np.empty(3), np.empty_like(P)
+    rr, rz, P_next = np.empty(n_cols), np.empty(n_cols), np.empty_like(P)
     k.step_direction(W, Rk, P, P_next, AP, alpha, beta, inv_diag, rr, rz)
     np.testing.assert_allclose(W, W2, rtol=1e-13)
     np.testing.assert_allclose(Rk, Rk2, rtol=1e-13)
     np.testing.assert_allclose(P_next, want_p, rtol=1e-13)
     np.testing.assert_allclose(rr, want_rr, rtol=1e-12)
     np.testing.assert_allclose(rz, want_rz, rtol=1e-12)
+
+
+@pytest.mark.parametrize("n_cols", [1, 3])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_cg_update_dots_sum_rows_in_order_within_fixed_row_blocks(n_cols, threads):
+    """The residual's norms are summed row by row inside each ROW_BLOCK, then block by block: the same
+    sum, bit for bit, on any number of threads (a run's iterates do not depend on --threads)."""
+    import numba
+
+    from rbrepro.solvers import _cg_kernels as k
+
+    rng = np.random.default_rng(7)
+    D = 2 * k.ROW_BLOCK + 5_000
+    W, Rk, P, AP = (rng.standard_normal((D, n_cols)) for _ in range(4))
+    alpha, beta, inv_diag = rng.random(n_cols), rng.random(n_cols), rng.random(D)
+    R_new = Rk - alpha * AP
+    blocks = [R_new[lo:lo + k.ROW_BLOCK] for lo in range(0, D, k.ROW_BLOCK)]
+    m_blocks = [inv_diag[lo:lo + k.ROW_BLOCK, None] for lo in range(0, D, k.ROW_BLOCK)]
+    # np.cumsum adds in order (no pairwise summation): the last entry is the row-order sum
+    want_rr = np.cumsum([np.cumsum(b * b, axis=0)[-1] for b in blocks], axis=0)[-1]
+    want_rz = np.cumsum([np.cumsum(m * b * b, axis=0)[-1] for b, m in zip(blocks, m_blocks)], axis=0)[-1]
+    rr, rz, P_next = np.empty(n_cols), np.empty(n_cols), np.empty_like(P)
+    previous = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        k.step_direction(W, Rk, P, P_next, AP, alpha, beta, inv_diag, rr, rz)
+    finally:
+        numba.set_num_threads(previous)
+    np.testing.assert_array_equal(rr, want_rr)
+    np.testing.assert_array_equal(rz, want_rz)
 
 
 @pytest.mark.parametrize("preconditioned", [True, False])

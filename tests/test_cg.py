@@ -79,11 +79,12 @@ def test_pcg_reaches_the_direct_solution(problem):
     # (Jacobi does not reduce iterations for RB ridge: bench/pcg_vs_cg.py measures it)
 
 
-def test_the_preconditioned_step_kernels_equal_their_numpy_reference():
+@pytest.mark.parametrize("C", [1, 3])  # one target has its own path (sums in registers)
+def test_the_preconditioned_step_kernels_equal_their_numpy_reference(C):
     from rbrepro.solvers import _cg_kernels as k
 
     rng = np.random.default_rng(3)
-    D, C = 40_000, 3  # more than one row block
+    D = 40_000  # more than one row block
     W, Rk, P, AP = (rng.normal(size=(D, C)) for _ in range(4))
     alpha, beta, inv_diag = rng.normal(size=C), rng.normal(size=C), rng.uniform(0.1, 2.0, size=D)
     ref_W, ref_R = W + alpha * P, Rk - alpha * AP

@@ -70,11 +70,11 @@ def edge_reasons(rows: pd.DataFrame) -> pd.DataFrame:
     gain (`edge_gain`) and reason (`reason_of`). `rows` is a run's whole frame: the chosen test rows
     and the rows the choice read."""
     columns = [*KEYS, "sigma", "sigma_edge", "gain", "reason"]
-    chosen = test_rows(rows)
-    if "selected" not in chosen:
+    tested = test_rows(rows)
+    if "selected" not in tested:
         return pd.DataFrame(columns=columns)
-    at_edge = edge_rows(chosen[chosen["selected"].fillna(False).astype(bool)])
-    validation, tested = validation_rows(rows), test_rows(rows)
+    at_edge = edge_rows(tested[tested["selected"].fillna(False).astype(bool)])
+    validation = validation_rows(rows)
     out = []
     for (dataset, method, R), part in at_edge.groupby(KEYS, sort=True):
         on = str(part["selected_on"].iloc[0]) if "selected_on" in part else "validation"

@@ -337,7 +337,8 @@ def claim5_faster_to_target(results: pd.DataFrame, config: dict | None) -> Findi
         out.rows.append([name, target, f"{rb[0]:.4g} ({rb[3]})", rb[2],
                          f"{fastest} {others[fastest][0]:.3g} ({others[fastest][3]})", ratio, rb[1], least_memory,
                          out.judge(ratio >= ORDER_OF_MAGNITUDE and rb[1] <= least_memory)])
-    out.note = "; ".join(filter(None, [quiet_note(chosen_numpy_rows(results)), edge_note(chosen_numpy_rows(results), results)]))
+    chosen = chosen_numpy_rows(results)
+    out.note = "; ".join(filter(None, [quiet_note(chosen), edge_note(chosen, results)]))
     return out.close()
 
 
@@ -349,11 +350,12 @@ def claim5b_reaches_alone(results: pd.DataFrame, config: dict | None) -> Finding
                   rule="a different claim from the paper's ratio: on the targets at least one method reaches (its "
                        "median test performance at some R swept), a target passes when RB reaches it and no baseline "
                        "does; judged on the medians, every target is conclusive; " + verdict_rule("targets"))
+    chosen = chosen_numpy_rows(results)
     for name, target, cost, best in _costs_to_targets(results, config):
         if not cost:
             continue
         baselines = best.drop(SUBJECT, errors="ignore")
-        higher = higher_is_better(chosen_numpy_rows(results)[lambda r: r["dataset"] == name])
+        higher = higher_is_better(chosen[chosen["dataset"] == name])
         which = (baselines.idxmax() if higher else baselines.idxmin()) if len(baselines) else None
         rb = cost.get(SUBJECT)
         alone = rb is not None and not any(m != SUBJECT for m in cost)
