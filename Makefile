@@ -81,8 +81,8 @@ docs: $(DOCS_STAMP)
 # Figures from nothing: fetch what the data source has, sweep, plot, then say what is missing.
 # These targets publish: they write results/fig* and figures/fig* (a plain `rbrepro sweep` writes runs/).
 # A sweep with failed cells exits 1; the leading '-' lets the figure be drawn from what finished.
-# fig3-as-published and fig5-as-published are the authors' protocol (docs/design.md §2a); fig3 and fig5 the fair one;
-# fig4 and fig6 record protocol custom (sigma set by hand).
+# fig3-as-published and fig5-as-published are the authors' protocol (docs/design.md §2a); fig3, fig5 and fig6 the fair
+# one (sigma chosen on validation); fig4 records protocol custom (sigma set by hand).
 # Fig. 5 runs before Fig. 3: their common cells (the exact kernel and RB at R = 128) are then
 # taken from results/fig5* (--reuse-from: the same key means the same computation) instead of
 # run twice. Both are exclusive (timed on an idle machine, retimed where it was busy), and an exclusive
