@@ -14,11 +14,6 @@ PCG's step and direction have their own fused kernels (`step_preconditioned`,
 `direction_preconditioned`): the preconditioned residual is never stored. Where the operator returns
 the dots that fix the step and the next residual's norm with its product (`gram_apply_dots`),
 `step_direction` does the update and the new direction together in one pass (solvers.cg).
-The dots are summed per row block in locals, written to the block's slot once: summing straight into
-`parts[b, c]` put both threads' running sums in one cache line (one target, neighbouring blocks), and
-each row's add bounced that line between the cores: 2 threads ran the update 1.5-12x slower than one.
-With one target the sums are scalars the compiler keeps in registers: ×1.6-1.9 at D = 38,000 ...
-1.7 M (ijcnn1, cadata R = 64 ... 1024), the same sums, bit for bit, as the order is unchanged.
 Plain-numpy references: `reference_step`, `reference_direction` and `reference_step_direction`.
 """
 
@@ -47,23 +42,12 @@ def step(W, Rk, P, AP, alpha, rr):
     for b in nb.prange(n_blocks):
         lo = b * ROW_BLOCK
         hi = min(n, lo + ROW_BLOCK)
-        if n_cols == 1:
-            a, s = alpha[0], 0.0
-            for j in range(lo, hi):
-                W[j, 0] += a * P[j, 0]
-                r = Rk[j, 0] - a * AP[j, 0]
-                Rk[j, 0] = r
-                s += r * r
-            parts[b, 0] = s
-        else:
-            acc = np.zeros(n_cols)
-            for j in range(lo, hi):
-                for c in range(n_cols):
-                    W[j, c] += alpha[c] * P[j, c]
-                    r = Rk[j, c] - alpha[c] * AP[j, c]
-                    Rk[j, c] = r
-                    acc[c] += r * r
-            parts[b, :] = acc
+        for j in range(lo, hi):
+            for c in range(n_cols):
+                W[j, c] += alpha[c] * P[j, c]
+                r = Rk[j, c] - alpha[c] * AP[j, c]
+                Rk[j, c] = r
+                parts[b, c] += r * r
     _sum_blocks(parts, rr)
 
 
@@ -91,30 +75,14 @@ def step_preconditioned(W, Rk, P, AP, alpha, inv_diag, rr, rz):
     for b in nb.prange(n_blocks):
         lo = b * ROW_BLOCK
         hi = min(n, lo + ROW_BLOCK)
-        if n_cols == 1:
-            a, s, z = alpha[0], 0.0, 0.0
-            for j in range(lo, hi):
-                m = inv_diag[j]
-                W[j, 0] += a * P[j, 0]
-                r = Rk[j, 0] - a * AP[j, 0]
-                Rk[j, 0] = r
-                s += r * r
-                z += r * r * m
-            parts[b, 0] = s
-            zparts[b, 0] = z
-        else:
-            acc = np.zeros(n_cols)
-            zacc = np.zeros(n_cols)
-            for j in range(lo, hi):
-                m = inv_diag[j]
-                for c in range(n_cols):
-                    W[j, c] += alpha[c] * P[j, c]
-                    r = Rk[j, c] - alpha[c] * AP[j, c]
-                    Rk[j, c] = r
-                    acc[c] += r * r
-                    zacc[c] += r * r * m
-            parts[b, :] = acc
-            zparts[b, :] = zacc
+        for j in range(lo, hi):
+            m = inv_diag[j]
+            for c in range(n_cols):
+                W[j, c] += alpha[c] * P[j, c]
+                r = Rk[j, c] - alpha[c] * AP[j, c]
+                Rk[j, c] = r
+                parts[b, c] += r * r
+                zparts[b, c] += r * r * m
     _sum_blocks(parts, rr)
     _sum_blocks(zparts, rz)
 
@@ -149,34 +117,16 @@ def step_direction(W, Rk, P, P_next, AP, alpha, beta, inv_diag, rr, rz):
     for b in nb.prange(n_blocks):
         lo = b * ROW_BLOCK
         hi = min(n, lo + ROW_BLOCK)
-        if n_cols == 1:
-            a, be, s, z = alpha[0], beta[0], 0.0, 0.0
-            for j in range(lo, hi):
-                m = inv_diag[j] if precond else 1.0
-                p = P[j, 0]
-                W[j, 0] += a * p
-                r = Rk[j, 0] - a * AP[j, 0]
-                Rk[j, 0] = r
-                P_next[j, 0] = m * r + be * p
-                s += r * r
-                z += m * r * r
-            parts[b, 0] = s
-            zparts[b, 0] = z
-        else:
-            acc = np.zeros(n_cols)
-            zacc = np.zeros(n_cols)
-            for j in range(lo, hi):
-                m = inv_diag[j] if precond else 1.0
-                for c in range(n_cols):
-                    p = P[j, c]
-                    W[j, c] += alpha[c] * p
-                    r = Rk[j, c] - alpha[c] * AP[j, c]
-                    Rk[j, c] = r
-                    P_next[j, c] = m * r + beta[c] * p
-                    acc[c] += r * r
-                    zacc[c] += m * r * r
-            parts[b, :] = acc
-            zparts[b, :] = zacc
+        for j in range(lo, hi):
+            m = inv_diag[j] if precond else 1.0
+            for c in range(n_cols):
+                p = P[j, c]
+                W[j, c] += alpha[c] * p
+                r = Rk[j, c] - alpha[c] * AP[j, c]
+                Rk[j, c] = r
+                P_next[j, c] = m * r + beta[c] * p
+                parts[b, c] += r * r
+                zparts[b, c] += m * r * r
     _sum_blocks(parts, rr)
     _sum_blocks(zparts, rz)
 
