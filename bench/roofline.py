@@ -18,10 +18,12 @@ time, its baseline the floor's time for the same count of loads, updates or byte
 reads "x the floor" (1 is at the floor). The floors' ids are uniform at random: a part whose ids
 have locality (neighbouring rows in the same bins, so repeated addresses and forwarded stores) can run
 below x1, and that says the floor is the random case, not the best case. Featurization is timed beside
-it against its own floor: one hash probe per (row, grid) at the indirect-load rate, or its streamed bytes
-(X read once; each (row, grid)'s 8-byte key written and read back and its 4-byte id written) at triad
-bandwidth, whichever is longer; its key arithmetic (N x R x d SIMD steps) is left out of that floor, and
-its rate is printed as (row, grid, feature) steps per second.
+it against its own floor, the sum of its two passes at their best: the key arithmetic, one (row, grid,
+feature) step per stored entry of X and grid (floor((x - u) / delta), times a multiplier, added to the
+key: paper Alg. 1), at the rate of the same steps on L1-resident grids (`key_steps`); then one hash probe
+per (row, grid) at the indirect-load rate, or its streamed bytes (X read once; each (row, grid)'s 8-byte
+key written and read back and its 4-byte id written) at triad bandwidth, whichever is longer. The
+probes' floor alone, which leaves the arithmetic out, is printed beside it in the note.
 
     python -m bench.roofline [DATASET ...] [--R 64 256 1024]   (make bench-roofline)
 
@@ -42,6 +44,7 @@ from bench.stopping import SIGMAS
 from rbrepro.data.load import load_dataset
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.features import _matvec_kernels as mk
+from rbrepro.features._binning_kernels import bin_term
 from rbrepro.memory import available_memory_bytes
 from rbrepro.solvers import _cg_kernels as ck
 from rbrepro.solvers import ridge_cg
@@ -54,6 +57,8 @@ MORE_STEPS = 40  # a step's time is (time of STEPS + MORE_STEPS steps - time of 
 L1_DOUBLES = 2048  # 16 KB: inside any core's L1 data cache
 IDS_IN_CACHE = 1 << 17  # 512 KB of int32 ids: in L2, so the floor's loads are not waiting on a stream
 LANES = 4  # independent accumulators or tables, as the gather and scatter group 4 grids
+KEY_GRIDS = 64  # grids of the key-arithmetic floor: their offsets and widths (1 KB) stay in L1
+KEY_VALUES = 1 << 14  # feature values per pass of that floor (128 KB, in L2)
 
 
 @nb.njit(parallel=True, cache=True)
@@ -89,6 +94,25 @@ def read_modify_writes(ids, values, tables):
 
 
 @nb.njit(parallel=True, cache=True)
+def key_steps(x, u, inv_delta, mult, out):
+    """The key arithmetic of featurization at its best: for every value of thread t's share of x and
+    every grid k, keys[k] += bin_term(x, u[k], inv_delta[k], a), the inner loop of
+    `_binning_kernels.keys_dense` on grids whose offsets and widths sit in L1 (contiguous over k, so it
+    vectorizes as the real loop does); out[t] = a checksum, so that nothing is optimized away."""
+    n_threads, n_grids, n = out.shape[0], u.shape[0], x.shape[0]
+    for t in nb.prange(n_threads):
+        keys = np.zeros(n_grids, np.uint64)
+        for i in range(t * n // n_threads, (t + 1) * n // n_threads):
+            value, a = x[i], mult[i & 15]
+            for k in range(n_grids):
+                keys[k] += bin_term(value, u[k], inv_delta[k], a)
+        total = np.uint64(0)
+        for k in range(n_grids):
+            total += keys[k]
+        out[t] = total
+
+
+@nb.njit(parallel=True, cache=True)
 def triad(a, b, c, s):
     for i in nb.prange(a.shape[0]):
         a[i] = b[i] + s * c[i]
@@ -118,9 +142,13 @@ def floors(vector_bytes: int) -> dict:
     tables = np.zeros((threads, L1_DOUBLES))
     n = max(1 << 16, vector_bytes // 24)
     a, b, c = np.zeros(n), rng.random(n), rng.random(n)
+    x, u, inv_delta = rng.random(KEY_VALUES), rng.random(KEY_GRIDS), 1.0 / rng.uniform(0.1, 1.0, KEY_GRIDS)
+    mult = rng.integers(1, 1 << 62, 16, dtype=np.uint64) | np.uint64(1)
+    checksums = np.empty(threads, np.uint64)
     return {"loads_per_s": IDS_IN_CACHE / best(lambda: indirect_loads(ids, table, out)),
             "rmw_per_s": IDS_IN_CACHE / best(lambda: read_modify_writes(lanes, values, tables)),
-            "bytes_per_s": 24.0 * n / best(lambda: triad(a, b, c, 3.0))}
+            "bytes_per_s": 24.0 * n / best(lambda: triad(a, b, c, 3.0)),
+            "key_steps_per_s": KEY_VALUES * KEY_GRIDS / best(lambda: key_steps(x, u, inv_delta, mult, checksums))}
 
 
 def floor_seconds(count: int, stream_bytes: int, rate: float, f: dict) -> float:
@@ -207,13 +235,20 @@ def measure(name: str, R: int, data, Y: np.ndarray) -> None:
     record("roofline", f"{where} whole CG step", t["step"] * 1e3, floor_step * 1e3, "floor: sum of the parts'",
            unit="ms", note=f"{shape}; rest (outside the kernels) {rest * 1e3:.3f} ms; the solve's setup "
                            f"(Z^T y, the diagonal, first touch) {t['setup'] * 1e3:.1f} ms once")
-    # featurize: one hash probe per (row, grid), and the keys written then read back (8 B each way), the ids
-    # written (4 B) and X read once; the key arithmetic (N x R x d steps, SIMD) is not in this floor
-    x_bytes = sum(a.nbytes for a in (X.data, X.indices, X.indptr)) if hasattr(X, "indptr") else X.nbytes
-    floor_feat = floor_seconds(N * R, x_bytes + 20 * N * R, f["loads_per_s"], f)
-    record("roofline", f"{where} featurize", t_feat, floor_feat, "floor: L1 hash probes or the keys' stream",
-           unit="s", note=f"{shape}; {N * R:.3g} probes; {N * R * d / t_feat / 1e9:.3g} G (row, grid, feature) "
-                          f"steps/s over N x R x d = {N * R * d:.3g}; {rates}")
+    # featurize: the key arithmetic (one step per stored entry of X and grid), then one hash probe per (row,
+    # grid), with the keys written then read back (8 B each way), the ids written (4 B) and X read once
+    sparse = hasattr(X, "indptr")
+    x_bytes = sum(a.nbytes for a in (X.data, X.indices, X.indptr)) if sparse else X.nbytes
+    entries = X.nnz if sparse else N * d
+    floor_keys = entries * R / f["key_steps_per_s"]
+    floor_probes = floor_seconds(N * R, x_bytes + 20 * N * R, f["loads_per_s"], f)
+    floor_feat = floor_keys + floor_probes
+    record("roofline", f"{where} featurize", t_feat, floor_feat,
+           "floor: key arithmetic at its L1 rate, then L1 hash probes or the keys' stream", unit="s",
+           note=f"{shape}; {entries * R:.3g} key steps ({'stored entries' if sparse else 'N x d'} x R) at "
+                f"{f['key_steps_per_s'] / 1e9:.3g} G/s = {floor_keys:.4g} s, {entries * R / t_feat / 1e9:.3g} G/s "
+                f"here; {N * R:.3g} probes = {floor_probes:.4g} s (the probes' floor alone: "
+                f"x{t_feat / floor_probes:.1f}); {rates}")
 
 
 def main(argv=None) -> int:
