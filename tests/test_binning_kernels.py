@@ -148,7 +148,7 @@ def test_gram_apply_matches_dense_normal_operator(X, n_cols):
     np.testing.assert_allclose(pAp, np.einsum("ij,ij->j", P, expected), rtol=1e-12)
 
 
-@pytest.mark.parametrize("n_cols", [1, 3])  # one target has its own path (sums in registers)
+@pytest.mark.parametrize("n_cols", [1, 3])  # one target and several
 def test_cg_update_kernels_match_numpy(n_cols):
     from rbrepro.solvers import _cg_kernels as k
 
@@ -194,9 +194,8 @@ def test_one_pass_cg_update_matches_numpy(preconditioned, n_cols):
 def test_cg_update_dots_sum_rows_in_order_within_fixed_row_blocks(n_cols, threads):
     """The residual's norms are summed row by row inside each ROW_BLOCK, then block by block: the same
     sum, bit for bit, on any number of threads (a run's iterates do not depend on --threads)."""
-    import numba
-
     from rbrepro.solvers import _cg_kernels as k
+    from rbrepro.threads import thread_budget
 
     rng = np.random.default_rng(7)
     D = 2 * k.ROW_BLOCK + 5_000
@@ -209,12 +208,8 @@ def test_cg_update_dots_sum_rows_in_order_within_fixed_row_blocks(n_cols, thread
     want_rr = np.cumsum([np.cumsum(b * b, axis=0)[-1] for b in blocks], axis=0)[-1]
     want_rz = np.cumsum([np.cumsum(m * b * b, axis=0)[-1] for b, m in zip(blocks, m_blocks)], axis=0)[-1]
     rr, rz, P_next = np.empty(n_cols), np.empty(n_cols), np.empty_like(P)
-    previous = numba.get_num_threads()
-    numba.set_num_threads(threads)
-    try:
+    with thread_budget(threads):
         k.step_direction(W, Rk, P, P_next, AP, alpha, beta, inv_diag, rr, rz)
-    finally:
-        numba.set_num_threads(previous)
     np.testing.assert_array_equal(rr, want_rr)
     np.testing.assert_array_equal(rz, want_rz)
 

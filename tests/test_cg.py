@@ -79,7 +79,7 @@ def test_pcg_reaches_the_direct_solution(problem):
     # (Jacobi does not reduce iterations for RB ridge: bench/pcg_vs_cg.py measures it)
 
 
-@pytest.mark.parametrize("C", [1, 3])  # one target has its own path (sums in registers)
+@pytest.mark.parametrize("C", [1, 3])  # one target and several
 def test_the_preconditioned_step_kernels_equal_their_numpy_reference(C):
     from rbrepro.solvers import _cg_kernels as k
 
