@@ -167,3 +167,36 @@ def test_atomic_writes_never_replace_a_device_or_a_symlink(tmp_path):
     write_text_atomic(fifo, "through the pipe")
     reader.join(10)
     assert got == ["through the pipe"] and not fifo.is_file()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["canonical", "unsorted", "duplicates", "explicit zeros"])
+def test_sparse_scaling_gives_the_products_bits_in_canonical_row_order(dtype, layout):
+    """Min-max scaling of a sparse split is X @ diag(inv) in float32: the same bits as that product, rows
+    sorted without duplicates or stored zeros, whatever the input's layout (binning then copies nothing)."""
+    import scipy.sparse as sp
+
+    from rbrepro.data.scaling import MinMaxScaler
+
+    rng = np.random.default_rng(11)
+    X = sp.random(60, 30, density=0.3, format="csr", random_state=2, dtype=np.float64)
+    X.data = (X.data * 37.3).astype(dtype)
+    data, indices, indptr = X.data.copy(), X.indices.copy(), X.indptr.copy()
+    if layout == "unsorted":  # every row's entries stored back to front
+        for i in range(60):
+            a, b = indptr[i], indptr[i + 1]
+            indices[a:b], data[a:b] = indices[a:b][::-1].copy(), data[a:b][::-1].copy()
+    elif layout == "duplicates":  # each row's second entry repeats its first column
+        for i in range(60):
+            if indptr[i + 1] - indptr[i] > 1:
+                indices[indptr[i] + 1] = indices[indptr[i]]
+    elif layout == "explicit zeros":
+        data[rng.random(len(data)) < 0.2] = 0
+    X = sp.csr_matrix((data, indices, indptr), shape=X.shape)
+    assert X.has_canonical_format == (layout in ("canonical", "explicit zeros"))
+    scaler = MinMaxScaler.fit(X)
+    expected = (X @ sp.diags(scaler.inv)).tocsr().astype(np.float32)
+    out = scaler.transform(X)
+    assert out.dtype == np.float32 and out.has_canonical_format
+    assert out.nnz == expected.count_nonzero()
+    np.testing.assert_array_equal(out.toarray().view(np.uint32), expected.toarray().view(np.uint32))

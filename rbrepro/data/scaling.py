@@ -71,8 +71,23 @@ class MinMaxScaler:
                              f"values shifts its zeros)", 8.0 * X.shape[0] * X.shape[1])
                 X = X.toarray()
             else:
-                return (X @ sp.diags(self.inv)).tocsr().astype(np.float32)
+                return _scale_columns(X.tocsr(), self.inv)
         return ((X - self.lo) * self.inv).astype(np.float32)
+
+
+def _scale_columns(X, inv):
+    """X @ diag(inv) as float32 CSR with each row's indices in increasing order (binning reads rows in
+    canonical order and would otherwise sort a copy on every call). On rows already canonical each entry
+    is scaled in place of the product (the same one rounding in the same dtype, so the same bits)."""
+    if X.has_canonical_format:
+        dtype = np.result_type(X.dtype, inv.dtype)
+        out = sp.csr_matrix((X.data.astype(dtype) * inv.astype(dtype)[X.indices], X.indices.copy(),
+                             X.indptr.copy()), shape=X.shape)
+        out.eliminate_zeros()  # as the product drops them
+        return out.astype(np.float32)
+    out = (X @ sp.diags(inv)).tocsr().astype(np.float32)
+    out.sort_indices()
+    return out
 
 
 def minmax_scale(X_train, others):
