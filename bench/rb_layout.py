@@ -26,6 +26,7 @@ import time
 
 import numba as nb
 import numpy as np
+import scipy.sparse as sp
 
 from bench.record import record
 from rbrepro.data.load import load_dataset
@@ -180,7 +181,8 @@ def best_of(fn, *args, repeats=5):
 def lookups(features, X, kernel):
     X = features._check_X(X, reset=False)
     ids = np.empty((int(features.n_grids), X.shape[0]), dtype=np.int32)
-    batches = [(lo, hi, features._keys(X, lo, hi)) for lo, hi in _grid_batches(int(features.n_grids), X.shape[0])]
+    grid_ranges = _grid_batches(int(features.n_grids), X.shape[0], sp.issparse(X))
+    batches = [(lo, hi, features._keys(X, lo, hi)) for lo, hi in grid_ranges]
 
     def run():
         for lo, _, keys in batches:

@@ -96,9 +96,10 @@ def read_modify_writes(ids, values, tables):
 @nb.njit(parallel=True, cache=True)
 def key_steps(x, u, inv_delta, mult, out):
     """The key arithmetic of featurization at its best: for every value of thread t's share of x and
-    every grid k, keys[k] += bin_term(x, u[k], inv_delta[k], a), the inner loop of
-    `_binning_kernels.keys_dense` on grids whose offsets and widths sit in L1 (contiguous over k, so it
-    vectorizes as the real loop does); out[t] = a checksum, so that nothing is optimized away."""
+    every grid k, keys[k] += bin_term(x, u[k], inv_delta[k], a), the step of `_binning_kernels`'
+    key kernels on grids whose offsets and widths sit in L1, vectorized over a contiguous run as
+    theirs are (grids here and in keys_csr, a block's rows in keys_dense); out[t] = a checksum, so
+    that nothing is optimized away."""
     n_threads, n_grids, n = out.shape[0], u.shape[0], x.shape[0]
     for t in nb.prange(n_threads):
         keys = np.zeros(n_grids, np.uint64)

@@ -66,13 +66,32 @@ def test_transform_of_training_rows_reproduces_fit_and_unseen_bins_are_dropped(X
     assert rb.transform(far).nnz == 0
 
 
-def test_grid_batches_do_not_change_the_result(X, monkeypatch):
+@pytest.mark.parametrize("sparse", [False, True])
+def test_grid_batches_do_not_change_the_result(X, monkeypatch, sparse):
+    X = sp.csr_matrix(X) if sparse else X
     _, Z_one = _fit(X, R=20)
-    monkeypatch.setattr(random_binning, "KEY_BATCH_BYTES", 8 * len(X) * 3)  # tiny batches
+    name = "SPARSE_KEY_BATCH_BYTES" if sparse else "KEY_BATCH_BYTES"
+    monkeypatch.setattr(random_binning, name, 8 * X.shape[0] * 3)  # tiny batches
     rb, Z_many = _fit(X, R=20)
-    assert len(list(random_binning._grid_batches(20, len(X)))) > 1
+    assert len(list(random_binning._grid_batches(20, X.shape[0], sparse))) > 1
     np.testing.assert_array_equal(Z_one.ids, Z_many.ids)
     np.testing.assert_array_equal(rb.transform_binned(X).ids, Z_one.ids)
+
+
+@pytest.mark.parametrize("n_rows", [1, 255, 256, 257, 1000])  # one row; a block less one, exactly one, one more; several
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_key_kernels_match_reference_across_row_blocks(n_rows, dtype, sparse):
+    """The key kernels work a block of KEY_ROW_BLOCK rows at a time: every row of every block, the
+    last one short, gets exactly the reference key (integer sums mod 2^64: no rounding to allow)."""
+    rng = np.random.default_rng(n_rows)
+    X = rng.random((n_rows, 7)).astype(dtype)
+    X[rng.random(X.shape) < 0.4] = 0.0  # stored zeros are absent from the CSR form
+    rb = RandomBinningFeatures(n_grids=9, sigma=3.0, random_state=1)
+    rb.prepare_grids(X.shape[1])
+    keys = rb._keys(sp.csr_matrix(X) if sparse else X, 0, 9)
+    expected = ref.bin_keys(X, rb.offsets_, 1.0 / rb.deltas_, rb._multipliers)
+    np.testing.assert_array_equal(keys, expected)
 
 
 @pytest.mark.parametrize("n_cols", [1, 3])
@@ -271,8 +290,9 @@ def test_nan_input_is_rejected():
 
 
 def test_hash_tables_grow_past_their_first_size():
-    """Thousands of distinct bins per grid: the tables start at 4,096 slots and must double
-    (re-inserting what they hold) without losing or merging a bin."""
+    """Thousands of distinct bins per grid: the tables start at 1,024 slots (later grids at about three
+    slots per bin of the grid before) and must double (re-inserting what they hold) without losing or
+    merging a bin."""
     X = np.random.default_rng(5).random((9000, 3))
     rb, Z = _fit(X, R=4, sigma=300.0)
     keys = ref.bin_keys(X, rb.offsets_, 1.0 / rb.deltas_, rb._multipliers)
@@ -281,6 +301,24 @@ def test_hash_tables_grow_past_their_first_size():
     np.testing.assert_array_equal(n_bins, rb.bins_per_grid_)
     np.testing.assert_array_equal(Z.ids, local + rb.column_offsets_[:-1, None])
     np.testing.assert_array_equal(rb.transform_binned(X).ids, Z.ids)
+
+
+@pytest.mark.parametrize("n_chunks", [1, 2])
+def test_a_grid_with_far_more_bins_than_the_one_before_grows_its_table(n_chunks):
+    """Each grid's first table is sized from the grid before it in its chunk: a grid of a few bins
+    followed by one of thousands must grow (and one of thousands followed by a few must not break)."""
+    from rbrepro.features import _binning_kernels as kernels
+    rng = np.random.default_rng(7)
+    n = 12000
+    distinct = [3, 9000, 2, 5000, 1, 11000]
+    keys = np.stack([rng.integers(0, 2**63, m, dtype=np.uint64)[rng.integers(0, m, n)] for m in distinct])
+    expected, n_bins = ref.column_ids(keys)
+    ids = np.empty(keys.shape, np.int32)
+    got_bins, max_count = np.empty(len(distinct), np.int64), np.empty(len(distinct), np.int64)
+    kernels.assign_columns(keys.copy(), ids, got_bins, max_count, n_chunks)
+    np.testing.assert_array_equal(got_bins, n_bins)
+    np.testing.assert_array_equal(ids, expected)
+    np.testing.assert_array_equal(max_count, [np.bincount(row).max() for row in expected])
 
 
 def test_the_column_id_guard_checks_the_real_D_not_N_times_R(monkeypatch):
@@ -322,3 +360,4 @@ def test_unsummed_duplicate_entries_bin_like_the_summed_matrix_and_the_input_is_
     np.testing.assert_array_equal(feats.transform(raw).toarray(), feats.transform(summed).toarray())
     np.testing.assert_array_equal(raw.data, before[0])
     np.testing.assert_array_equal(raw.indices, before[1])
+
