@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 from rbrepro.features import RandomBinningFeatures, random_binning
+from rbrepro.features import _binning_kernels as kernels
 from rbrepro.features import reference as ref
 
 
@@ -307,7 +308,6 @@ def test_hash_tables_grow_past_their_first_size():
 def test_a_grid_with_far_more_bins_than_the_one_before_grows_its_table(n_chunks):
     """Each grid's first table is sized from the grid before it in its chunk: a grid of a few bins
     followed by one of thousands must grow (and one of thousands followed by a few must not break)."""
-    from rbrepro.features import _binning_kernels as kernels
     rng = np.random.default_rng(7)
     n = 12000
     distinct = [3, 9000, 2, 5000, 1, 11000]
@@ -360,4 +360,3 @@ def test_unsummed_duplicate_entries_bin_like_the_summed_matrix_and_the_input_is_
     np.testing.assert_array_equal(feats.transform(raw).toarray(), feats.transform(summed).toarray())
     np.testing.assert_array_equal(raw.data, before[0])
     np.testing.assert_array_equal(raw.indices, before[1])
-

@@ -84,7 +84,8 @@ def _scale_columns(X, inv):
         out = sp.csr_matrix((X.data.astype(dtype) * inv.astype(dtype)[X.indices], X.indices.copy(),
                              X.indptr.copy()), shape=X.shape)
         out.eliminate_zeros()  # as the product drops them
-        return out.astype(np.float32)
+        out.data = out.data.astype(np.float32)  # only the values change type: no second copy of the indices
+        return out
     out = (X @ sp.diags(inv)).tocsr().astype(np.float32)
     out.sort_indices()
     return out

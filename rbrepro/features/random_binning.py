@@ -52,8 +52,8 @@ def _feature_multipliers(n_features: int) -> np.ndarray:
         return splitmix64(np.arange(n_features, dtype=np.uint64) + np.uint64(0x5BD1E995)) | np.uint64(1)
 
 
-# Rows per block of the key kernels: a block's values and a grid's keys for it stay in L1 for the
-# usual few dozen features (256 measured best or within 10% of it among 32 ... 1024 rows, on 8 to 784 features).
+#: rows per block of the key kernels: a block's values and a grid's keys for it stay in L1 for the
+#: usual few dozen features (256 measured best or within 10% of it among 32 ... 1024 rows, on 8 to 784 features)
 KEY_ROW_BLOCK = 256
 
 
