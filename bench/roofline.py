@@ -1,29 +1,35 @@
 """Benchmark: each part of RB's CG step and of featurization against the machine's own floor for it.
 
 The floors are measured in the same process, with the same threads, by kernels that do only what a
-part of the step must do, on data of the step's own shape:
-- indirect loads: stream int32 ids and add table[id] from a table that fits in L1 (the gather Z p
-  at its best, every load a cache hit);
-- read-modify-writes: stream ids and values and do table[id] += value into a per-thread L1-sized
-  table (the scatter Z^T v at its best);
+part must do, on data of the part's own shape:
+- indirect loads: stream as many int32 ids as the part reads (N R) and add table[id] from a table that
+  fits in L1 (the gather Z p at its best: every load a cache hit, the ids streamed from wherever they live);
+- read-modify-writes: stream those ids, one value per 4 ids (as the scatter reads v once per group of 4
+  grids), and do table[id] += value into a per-thread L1-sized table (the scatter Z^T v at its best);
 - memory bandwidth: a STREAM-like triad over arrays as large together as the step's vectors (the
-  vector updates, preconditioner and dots at their best).
+  vector updates, preconditioner and dots at their best), plus the fixed cost of each parallel kernel
+  the update calls (a triad on 1 element);
+- key arithmetic: the (row, grid, feature) steps of featurization's key kernels on grids in L1;
+- hash lookups: `find_column` on a batch of keys into an L1-sized table where every key sits in its
+  home slot (featurization's numbering at its best: every probe a hit on its first slot).
+A part's floor is the longest of its streamed kernel's time, its count at the cores' own rate (ids in
+L2, no stream) and its bytes at triad bandwidth: a roofline. The note of each gather, scatter and
+featurize row also gives the strict ratio, against the cores' own rates alone (one L1 load per probe,
+no stream), which no pass that streams its ids from memory can reach.
+
 Per dataset (ijcnn1, cadata, letter, cod_rna_split, mnist) and R (64, 256, 1024), each part of one CG
 step (PCG with its preconditioner, the estimators' default solver) is timed alone, best of REPEATS:
 the gather, the scatter with its scaling, lam term and dots (one pass), the vector update with the
-preconditioner and the new direction (one pass for several targets, two for one: solvers.cg), and the whole step as `ridge_cg` runs it (the time of
-50 steps less that of 10, over 40: the solve's setup apart); "rest" is the whole step less its parts
-(Python, allocation, thread start-up). Each row's value is the part's
-time, its baseline the floor's time for the same count of loads, updates or bytes: the ratio column
-reads "x the floor" (1 is at the floor). The floors' ids are uniform at random: a part whose ids
-have locality (neighbouring rows in the same bins, so repeated addresses and forwarded stores) can run
-below x1, and that says the floor is the random case, not the best case. Featurization is timed beside
-it against its own floor, the sum of its two passes at their best: the key arithmetic, one (row, grid,
-feature) step per stored entry of X and grid (floor((x - u) / delta), times a multiplier, added to the
-key: paper Alg. 1), at the rate of the same steps on L1-resident grids (`key_steps`); then one hash probe
-per (row, grid) at the indirect-load rate, or its streamed bytes (X read once; each (row, grid)'s 8-byte
-key written and read back and its 4-byte id written) at triad bandwidth, whichever is longer. The
-probes' floor alone, which leaves the arithmetic out, is printed beside it in the note.
+preconditioner and the new direction (one pass for several targets, two for one: solvers.cg), and the
+whole step as `ridge_cg` runs it (the time of 50 steps less that of 10, over 40: the solve's setup
+apart); "rest" is the whole step less its parts (Python, allocation, thread start-up). Featurization
+is timed whole and in its passes, batch by batch as a fit runs them: the keys (paper Alg. 1), their
+numbering per grid, and the rest of a fit (the checks, the grid offsets added to the ids and the
+lookup tables of transform: one pass over the N R ids and D inserts). Each row's value is the part's
+time, its baseline the floor's time: the ratio column reads "x the floor" (1 is at the floor). The
+floors' ids are uniform at random: a part whose ids have locality (neighbouring rows in the same bins,
+so repeated addresses and forwarded stores) can run below x1, and that says the floor is the random
+case, not the best case.
 
     python -m bench.roofline [DATASET ...] [--R 64 256 1024]   (make bench-roofline)
 
@@ -38,13 +44,16 @@ import time
 
 import numba as nb
 import numpy as np
+import scipy.sparse as sp
 
 from bench.record import record
 from bench.stopping import SIGMAS
 from rbrepro.data.load import load_dataset
 from rbrepro.features import RandomBinningFeatures
+from rbrepro.features import _binning_kernels as bk
 from rbrepro.features import _matvec_kernels as mk
-from rbrepro.features._binning_kernels import bin_term
+from rbrepro.features._binning_kernels import bin_term, find_column
+from rbrepro.features.random_binning import KEY_BATCH_BYTES, _grid_batches
 from rbrepro.memory import available_memory_bytes
 from rbrepro.solvers import _cg_kernels as ck
 from rbrepro.solvers import ridge_cg
@@ -55,10 +64,12 @@ REPEATS = 7
 STEPS = 10
 MORE_STEPS = 40  # a step's time is (time of STEPS + MORE_STEPS steps - time of STEPS) / MORE_STEPS
 L1_DOUBLES = 2048  # 16 KB: inside any core's L1 data cache
-IDS_IN_CACHE = 1 << 17  # 512 KB of int32 ids: in L2, so the floor's loads are not waiting on a stream
+IDS_IN_CACHE = 1 << 17  # 512 KB of int32 ids: in L2, so the cores' own rate is not waiting on a stream
 LANES = 4  # independent accumulators or tables, as the gather and scatter group 4 grids
 KEY_GRIDS = 64  # grids of the key-arithmetic floor: their offsets and widths (1 KB) stay in L1
 KEY_VALUES = 1 << 14  # feature values per pass of that floor (128 KB, in L2)
+TABLE_SLOTS = 1024  # the hash-lookup floor's table: 8 KB of keys and 4 KB of ids, in L1
+TABLE_KEYS = 256  # distinct keys in it, each in its own home slot
 
 
 @nb.njit(parallel=True, cache=True)
@@ -81,16 +92,54 @@ def indirect_loads(ids, table, out):
 
 @nb.njit(parallel=True, cache=True)
 def read_modify_writes(ids, values, tables):
-    """tables[t, ids[i]] += values[i] over thread t's share, 4 ids at a time: ids[i + k] lies in the
-    table's k-th quarter (as the scatter walks 4 grids, whose columns are disjoint, together), so the
-    4 read-modify-write chains are independent and the core can overlap them."""
+    """tables[t, ids[4q + k]] += values[q] over thread t's share, 4 ids at a time: one value per 4 ids
+    (as the scatter reads v[i] once for its 4 grids), and ids[4q + k] lies in the table's k-th quarter
+    (as the 4 grids' columns are disjoint), so the 4 read-modify-write chains are independent and the
+    core can overlap them."""
     n_threads = tables.shape[0]
     quads = ids.shape[0] // LANES
     for t in nb.prange(n_threads):
         for q in range(t * quads // n_threads, (t + 1) * quads // n_threads):
             i = q * LANES
+            x = values[q]
             for k in range(LANES):
-                tables[t, ids[i + k]] += values[i + k]
+                tables[t, ids[i + k]] += x
+
+
+@nb.njit(parallel=True, cache=True)
+def gather_walk(ids, table, out):
+    """out[t] = sum of table[ids[r, i]] over every grid r and thread t's block of rows: the walk of the
+    gather (grid-major ids, 4 grids' rows streamed together, one contiguous block of rows per thread)
+    with every load an L1 hit, in 4 independent accumulators."""
+    n_grids, n = ids.shape
+    n_threads = out.shape[0]
+    for t in nb.prange(n_threads):
+        a0 = a1 = a2 = a3 = 0.0
+        for r0 in range(0, n_grids - n_grids % LANES, LANES):
+            for i in range(t * n // n_threads, (t + 1) * n // n_threads):
+                a0 += table[ids[r0, i]]
+                a1 += table[ids[r0 + 1, i]]
+                a2 += table[ids[r0 + 2, i]]
+                a3 += table[ids[r0 + 3, i]]
+        out[t] = a0 + a1 + a2 + a3
+
+
+@nb.njit(parallel=True, cache=True)
+def scatter_walk(ids, values, tables):
+    """tables[t, ids[r, i]] += values[i] for the grids of thread t's share of the groups of 4: the walk of
+    the scatter (each thread whole groups, a group's 4 grids streamed together row by row, values[i] read
+    once for the 4; ids[r] in the table's (r mod 4)-th quarter, so the 4 chains are independent) with
+    every update an L1 hit."""
+    n_grids, n = ids.shape
+    n_threads = tables.shape[0]
+    n_groups = n_grids // LANES
+    for t in nb.prange(n_threads):
+        for g in range(t * n_groups // n_threads, (t + 1) * n_groups // n_threads):
+            r0 = g * LANES
+            for i in range(n):
+                x = values[i]
+                for k in range(LANES):
+                    tables[t, ids[r0 + k, i]] += x
 
 
 @nb.njit(parallel=True, cache=True)
@@ -114,6 +163,18 @@ def key_steps(x, u, inv_delta, mult, out):
 
 
 @nb.njit(parallel=True, cache=True)
+def hash_lookups(keys, table_keys, table_ids, ids, n_threads):
+    """ids[i] = the id of keys[i] in one open-addressing table (`find_column`, the probe of
+    `_binning_kernels`), keys split across threads: the numbering of featurization at its best, each
+    key found in its home slot of an L1-sized table."""
+    mask = table_keys.shape[0] - 1
+    n = keys.shape[0]
+    for t in nb.prange(n_threads):
+        for i in range(t * n // n_threads, (t + 1) * n // n_threads):
+            ids[i] = find_column(keys[i], 0, mask, table_keys, table_ids)
+
+
+@nb.njit(parallel=True, cache=True)
 def triad(a, b, c, s):
     for i in nb.prange(a.shape[0]):
         a[i] = b[i] + s * c[i]
@@ -129,33 +190,69 @@ def best(fn, repeats: int = REPEATS) -> float:
     return min(times)
 
 
+def home_slot_table(rng) -> tuple[np.ndarray, np.ndarray]:
+    """TABLE_KEYS random keys, each in its own home slot of a TABLE_SLOTS table (no probe goes past
+    its first slot); empty slots hold id -1, as in `_binning_kernels`."""
+    table_keys = np.zeros(TABLE_SLOTS, np.uint64)
+    table_ids = np.full(TABLE_SLOTS, -1, np.int32)
+    mask = TABLE_SLOTS - 1
+    placed = 0
+    while placed < TABLE_KEYS:
+        key = np.uint64(rng.integers(1, 1 << 63, dtype=np.int64))
+        slot = int(bk._slot(key, mask))
+        if table_ids[slot] < 0:
+            table_keys[slot], table_ids[slot] = key, placed
+            placed += 1
+    return table_keys, table_ids
+
+
 def floors(vector_bytes: int) -> dict:
-    """The machine's rates: indirect loads and read-modify-writes per second into an L1-sized table,
-    on ids that stay in L2 (REPEATS passes over IDS_IN_CACHE ids: the cores' own rate, no stream), and
-    bytes per second of a triad over vector_bytes (the memory side)."""
+    """The machine's rates: the cores' own indirect loads and read-modify-writes per second into an
+    L1-sized table, on ids that stay in L2 (no stream); bytes per second of a triad over vector_bytes
+    (the memory side) and the fixed cost of one call of a parallel kernel (a triad on 1 element); key
+    steps per second on grids in L1; and hash lookups per second, the keys streamed in batches the
+    size of featurization's."""
     rng = np.random.default_rng(0)
     threads = nb.get_num_threads()
     ids = rng.integers(0, L1_DOUBLES // LANES, IDS_IN_CACHE, dtype=np.int32)
-    lanes = (ids + (np.arange(IDS_IN_CACHE) % LANES) * (L1_DOUBLES // LANES)).astype(np.int32)  # k-th quarter
-    values = rng.random(IDS_IN_CACHE)
+    lanes = ids + ((np.arange(IDS_IN_CACHE) % LANES) * (L1_DOUBLES // LANES)).astype(np.int32)  # k-th quarter
+    values = rng.random(IDS_IN_CACHE // LANES)
     table = rng.random(L1_DOUBLES // LANES)
     out = np.empty(threads)
     tables = np.zeros((threads, L1_DOUBLES))
     n = max(1 << 16, vector_bytes // 24)
     a, b, c = np.zeros(n), rng.random(n), rng.random(n)
+    one = np.zeros(1)
     x, u, inv_delta = rng.random(KEY_VALUES), rng.random(KEY_GRIDS), 1.0 / rng.uniform(0.1, 1.0, KEY_GRIDS)
     mult = rng.integers(1, 1 << 62, 16, dtype=np.uint64) | np.uint64(1)
     checksums = np.empty(threads, np.uint64)
+    table_keys, table_ids = home_slot_table(rng)
+    n_keys = KEY_BATCH_BYTES // 8  # one batch of the dense key kernels' keys
+    keys = table_keys[table_ids >= 0][rng.integers(0, TABLE_KEYS, n_keys)]
+    found = np.empty(n_keys, np.int32)
     return {"loads_per_s": IDS_IN_CACHE / best(lambda: indirect_loads(ids, table, out)),
             "rmw_per_s": IDS_IN_CACHE / best(lambda: read_modify_writes(lanes, values, tables)),
             "bytes_per_s": 24.0 * n / best(lambda: triad(a, b, c, 3.0)),
-            "key_steps_per_s": KEY_VALUES * KEY_GRIDS / best(lambda: key_steps(x, u, inv_delta, mult, checksums))}
+            "call_s": best(lambda: triad(one, one, one, 3.0)),
+            "key_steps_per_s": KEY_VALUES * KEY_GRIDS / best(lambda: key_steps(x, u, inv_delta, mult, checksums)),
+            "lookups_per_s": n_keys / best(lambda: hash_lookups(keys, table_keys, table_ids, found, threads))}
 
 
-def floor_seconds(count: int, stream_bytes: int, rate: float, f: dict) -> float:
-    """A part's floor: its indirect operations at the core's rate, or its streamed bytes (ids, the
-    row vectors) at the memory's, whichever takes longer (a roofline)."""
-    return max(count / rate, stream_bytes / f["bytes_per_s"])
+def streamed(N: int, R: int, C: int, f: dict) -> dict:
+    """Seconds of the walks of the gather and the scatter (`gather_walk`, `scatter_walk`) over ids of the
+    part's own shape (R x N, streamed from wherever they live, as the part's are), every access an L1 hit;
+    for C targets each id's C loads or updates are counted at the cores' own rate, where they, not the
+    stream, are the longer."""
+    rng = np.random.default_rng(1)
+    threads = nb.get_num_threads()
+    R -= R % LANES
+    quarter = L1_DOUBLES // LANES
+    ids = rng.integers(0, quarter, (R, N), dtype=np.int32)
+    ids += ((np.arange(R) % LANES) * quarter).astype(np.int32)[:, None]
+    table, out = rng.random(L1_DOUBLES), np.empty(threads)
+    values, tables = rng.random(N), np.zeros((threads, L1_DOUBLES))
+    return {"loads": max(best(lambda: gather_walk(ids, table, out)), N * R * C / f["loads_per_s"]),
+            "rmw": max(best(lambda: scatter_walk(ids, values, tables)), N * R * C / f["rmw_per_s"])}
 
 
 def targets(data) -> np.ndarray:
@@ -185,18 +282,42 @@ def parts(Z, Y: np.ndarray, lam: float) -> dict:
                "scatter": best(lambda: mk.scatter_gram_vector(Z.ids, v, Z.offsets, p, p, np.empty(0),
                                                                1.0 / Z.n_grids, lam, AP.reshape(-1), dots)),
                "update": best(lambda: (ck.step_preconditioned(W, Rk, P, AP, alpha, m, rr, rz),
-                                       ck.direction_preconditioned(P_next, P, Rk, m, beta)))}
+                                       ck.direction_preconditioned(P_next, P, Rk, m, beta))),
+               "update_calls": 2}
     else:
         dots = np.empty((Z.n_grids, mk.N_DOTS, C))
         out = {"gather": best(lambda: mk.gather(Z.ids, P, V)),
                "scatter": best(lambda: mk.scatter_gram_dots(Z.ids, V, Z.offsets, P, Rk, m, 1.0 / Z.n_grids, lam,
                                                             AP, dots)),
-               "update": best(lambda: ck.step_direction(W, Rk, P, P_next, AP, alpha, beta, m, rr, rz))}
+               "update": best(lambda: ck.step_direction(W, Rk, P, P_next, AP, alpha, beta, m, rr, rz)),
+               "update_calls": 1}
     short = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS, tol=1e-300, preconditioned=True), repeats=3)
     long = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS + MORE_STEPS, tol=1e-300, preconditioned=True), repeats=3)
     out["step"] = (long - short) / MORE_STEPS  # one more step's cost, the solve's setup taken out
     out["setup"] = short - STEPS * out["step"]
     return out
+
+
+def featurize_passes(features: RandomBinningFeatures, X) -> dict:
+    """Seconds (best of REPEATS) of featurization's two passes over every grid, batch by batch as
+    `number_bins` runs them on the fitted grids: the keys, and their numbering per grid."""
+    Xc = features._check_X(X, reset=False)
+    R, n = int(features.n_grids), X.shape[0]
+    ids = np.empty((R, n), np.int32)
+    n_bins, max_count = np.empty(R, np.int64), np.empty(R, np.int64)
+    keys_s, numbering_s = [], []
+    for _ in range(REPEATS + 1):  # the first compiles and faults in
+        t_keys = t_numbering = 0.0
+        for lo, hi in _grid_batches(R, n, sp.issparse(Xc)):
+            t0 = time.perf_counter()
+            keys = features._keys(Xc, lo, hi)
+            t1 = time.perf_counter()
+            bk.assign_columns(keys, ids[lo:hi], n_bins[lo:hi], max_count[lo:hi], nb.get_num_threads())
+            t_keys += t1 - t0
+            t_numbering += time.perf_counter() - t1
+        keys_s.append(t_keys)
+        numbering_s.append(t_numbering)
+    return {"keys": min(keys_s[1:]), "numbering": min(numbering_s[1:])}
 
 
 def measure(name: str, R: int, data, Y: np.ndarray) -> None:
@@ -212,44 +333,68 @@ def measure(name: str, R: int, data, Y: np.ndarray) -> None:
         print(f"{name} R={R}: D = {D} x {C} targets needs {10 * 8 * D * C / 1e9:.1f} GB of CG vectors; skipped")
         return
     t = parts(Z, Y, lam)
+    passes = featurize_passes(features, X)
     # the update reads W, Rk, P, AP and M and writes W, Rk and P_next: in one pass for several targets; one
     # target's two passes read Rk, P and M again
     vector_bytes = 8 * (8 if C > 1 else 11) * D * C
     f = floors(vector_bytes)
+    s = streamed(N, R, C, f)
+    bw = f["bytes_per_s"]
     where = f"{name} R={R}"
     shape = f"N = {N}, D = {D}, C = {C}"
     ids_bytes, rows_bytes = 4 * N * R, 8 * N * C * (R // 4 + 1)  # the row vector is walked once per 4 grids
-    floor_gather = floor_seconds(N * R * C, ids_bytes + 8 * N * C, f["loads_per_s"], f)
-    floor_scatter = floor_seconds(N * R * C, ids_bytes + rows_bytes + 3 * 8 * D * C, f["rmw_per_s"], f)
-    rates = (f"cores {f['loads_per_s'] / 1e9:.2f} G loads/s, {f['rmw_per_s'] / 1e9:.2f} G updates/s; memory "
-             f"{f['bytes_per_s'] / 1e9:.1f} GB/s")
+    floor_gather = max(s["loads"], (ids_bytes + 8 * N * C) / bw)
+    floor_scatter = max(s["rmw"], (ids_bytes + rows_bytes + 3 * 8 * D * C) / bw)
+    strict_gather, strict_scatter = N * R * C / f["loads_per_s"], N * R * C / f["rmw_per_s"]
+    rates = (f"cores {f['loads_per_s'] / 1e9:.2f} G loads/s, {f['rmw_per_s'] / 1e9:.2f} G updates/s, "
+             f"{f['lookups_per_s'] / 1e9:.2f} G hash lookups/s; memory {bw / 1e9:.1f} GB/s; a parallel kernel's "
+             f"call {f['call_s'] * 1e6:.1f} us")
     record("roofline", f"{where} gather Z p", t["gather"] * 1e3, floor_gather * 1e3,
-           "floor: L1 indirect loads or the ids' stream", unit="ms", note=f"{shape}; {N * R * C:.3g} loads; {rates}")
+           "floor: L1 indirect loads with the ids streamed", unit="ms",
+           note=f"{shape}; {N * R * C:.3g} loads; strict (the cores' own rate, no stream): "
+                f"x{t['gather'] / strict_gather:.2f}; {rates}")
     record("roofline", f"{where} scatter Z^T v + dots", t["scatter"] * 1e3, floor_scatter * 1e3,
-           "floor: L1 read-modify-writes or the ids' stream", unit="ms",
-           note=f"{shape}; {N * R * C:.3g} updates; {rates}")
-    record("roofline", f"{where} vector update + preconditioner", t["update"] * 1e3,
-           vector_bytes / f["bytes_per_s"] * 1e3, "floor: triad bandwidth", unit="ms",
-           note=f"{shape}; {vector_bytes / 1e6:.1f} MB at {f['bytes_per_s'] / 1e9:.1f} GB/s")
-    floor_step = floor_gather + floor_scatter + vector_bytes / f["bytes_per_s"]
+           "floor: L1 read-modify-writes with the ids streamed", unit="ms",
+           note=f"{shape}; {N * R * C:.3g} updates; strict (the cores' own rate, no stream): "
+                f"x{t['scatter'] / strict_scatter:.2f}; {rates}")
+    floor_update = vector_bytes / bw + t["update_calls"] * f["call_s"]
+    record("roofline", f"{where} vector update + preconditioner", t["update"] * 1e3, floor_update * 1e3,
+           "floor: triad bandwidth and the kernels' calls", unit="ms",
+           note=f"{shape}; {vector_bytes / 1e6:.1f} MB at {bw / 1e9:.1f} GB/s and {t['update_calls']} call(s) of "
+                f"{f['call_s'] * 1e6:.1f} us; strict (bandwidth alone): x{t['update'] / (vector_bytes / bw):.2f}")
+    floor_step = floor_gather + floor_scatter + floor_update
     rest = t["step"] - t["gather"] - t["scatter"] - t["update"]
     record("roofline", f"{where} whole CG step", t["step"] * 1e3, floor_step * 1e3, "floor: sum of the parts'",
            unit="ms", note=f"{shape}; rest (outside the kernels) {rest * 1e3:.3f} ms; the solve's setup "
                            f"(Z^T y, the diagonal, first touch) {t['setup'] * 1e3:.1f} ms once")
-    # featurize: the key arithmetic (one step per stored entry of X and grid), then one hash probe per (row,
-    # grid), with the keys written then read back (8 B each way), the ids written (4 B) and X read once
+    # featurize: the key arithmetic (one step per stored entry of X and grid), each key written once (8 B);
+    # one hash lookup per (row, grid); the rest of a fit: the grid offsets added to the N R ids (read and
+    # written, 8 B each) and the lookup tables of transform (D inserts into tables of 2 D slots or more, 12 B each)
     sparse = hasattr(X, "indptr")
-    x_bytes = sum(a.nbytes for a in (X.data, X.indices, X.indptr)) if sparse else X.nbytes
     entries = X.nnz if sparse else N * d
-    floor_keys = entries * R / f["key_steps_per_s"]
-    floor_probes = floor_seconds(N * R, x_bytes + 20 * N * R, f["loads_per_s"], f)
-    floor_feat = floor_keys + floor_probes
-    record("roofline", f"{where} featurize", t_feat, floor_feat,
-           "floor: key arithmetic at its L1 rate, then L1 hash probes or the keys' stream", unit="s",
+    floor_keys = max(entries * R / f["key_steps_per_s"], 8 * N * R / bw)
+    floor_numbering = N * R / f["lookups_per_s"]
+    floor_rest = (8 * N * R + 24 * D) / bw + D / f["lookups_per_s"]
+    t_rest = t_feat - passes["keys"] - passes["numbering"]
+    record("roofline", f"{where} featurize: keys", passes["keys"] * 1e3, floor_keys * 1e3,
+           "floor: key arithmetic at its L1 rate, or the keys' stores", unit="ms",
            note=f"{shape}; {entries * R:.3g} key steps ({'stored entries' if sparse else 'N x d'} x R) at "
-                f"{f['key_steps_per_s'] / 1e9:.3g} G/s = {floor_keys:.4g} s, {entries * R / t_feat / 1e9:.3g} G/s "
-                f"here; {N * R:.3g} probes = {floor_probes:.4g} s (the probes' floor alone: "
-                f"x{t_feat / floor_probes:.1f}); {rates}")
+                f"{f['key_steps_per_s'] / 1e9:.3g} G/s, {entries * R / passes['keys'] / 1e9:.3g} G/s here")
+    record("roofline", f"{where} featurize: numbering", passes["numbering"] * 1e3, floor_numbering * 1e3,
+           "floor: hash lookups, each a hit in its home slot of an L1 table", unit="ms",
+           note=f"{shape}; {N * R:.3g} keys at {f['lookups_per_s'] / 1e9:.3g} G lookups/s, "
+                f"{N * R / passes['numbering'] / 1e9:.3g} G/s here; strict (one L1 load per key): "
+                f"x{passes['numbering'] / (N * R / f['loads_per_s']):.1f}")
+    record("roofline", f"{where} featurize: the rest", t_rest * 1e3, floor_rest * 1e3,
+           "floor: the ids' offsets pass and D lookup-table inserts", unit="ms",
+           note=f"{shape}; a whole fit less its keys and numbering: the checks, allocation, the grid offsets "
+                f"and the lookup tables of transform")
+    floor_feat = floor_keys + floor_numbering + floor_rest
+    strict_feat = entries * R / f["key_steps_per_s"] + N * R / f["loads_per_s"]
+    record("roofline", f"{where} featurize", t_feat, floor_feat, "floor: sum of its passes'", unit="s",
+           note=f"{shape}; keys {passes['keys'] * 1e3:.4g} ms, numbering {passes['numbering'] * 1e3:.4g} ms, the "
+                f"rest {t_rest * 1e3:.4g} ms; strict (key arithmetic, then one L1 load per key): "
+                f"x{t_feat / strict_feat:.2f}; {rates}")
 
 
 def main(argv=None) -> int:

@@ -27,13 +27,47 @@ def test_indirect_loads_sum_the_table_at_every_id():
     np.testing.assert_allclose(out.sum(), table[ids].sum(), rtol=1e-12)
 
 
-def test_read_modify_writes_add_every_value_at_its_id():
+def test_read_modify_writes_add_each_quads_value_at_its_four_ids():
     rng = np.random.default_rng(2)
     n_ids, size = 4 * 300, 64
     ids = (rng.integers(0, size // 4, n_ids) + (np.arange(n_ids) % 4) * (size // 4)).astype(np.int32)
-    values = rng.random(n_ids)
+    values = rng.random(n_ids // 4)
     tables = np.zeros((numba.get_num_threads(), size))
     roofline.read_modify_writes(ids, values, tables)
     want = np.zeros(size)
-    np.add.at(want, ids, values)
+    np.add.at(want, ids, np.repeat(values, 4))
     np.testing.assert_allclose(tables.sum(axis=0), want, rtol=1e-12)
+
+
+def test_gather_walk_sums_the_table_at_every_id_of_every_full_group_of_grids():
+    rng = np.random.default_rng(3)
+    ids = rng.integers(0, 64, (10, 333), dtype=np.int32)  # 10 grids: two groups of 4, two grids left over
+    table = rng.random(64)
+    out = np.empty(numba.get_num_threads())
+    roofline.gather_walk(ids, table, out)
+    np.testing.assert_allclose(out.sum(), table[ids[:8]].sum(), rtol=1e-12)
+
+
+def test_scatter_walk_adds_each_rows_value_at_its_id_in_every_full_group_of_grids():
+    rng = np.random.default_rng(4)
+    n_grids, n, size = 12, 257, 64
+    ids = (rng.integers(0, size // 4, (n_grids, n)) + (np.arange(n_grids) % 4)[:, None] * (size // 4)).astype(np.int32)
+    values = rng.random(n)
+    tables = np.zeros((numba.get_num_threads(), size))
+    roofline.scatter_walk(ids, values, tables)
+    want = np.zeros(size)
+    np.add.at(want, ids, np.broadcast_to(values, ids.shape))
+    np.testing.assert_allclose(tables.sum(axis=0), want, rtol=1e-12)
+
+
+def test_hash_lookups_find_every_key_in_its_home_slot():
+    rng = np.random.default_rng(5)
+    table_keys, table_ids = roofline.home_slot_table(rng)
+    held = table_ids >= 0
+    assert held.sum() == roofline.TABLE_KEYS
+    assert sorted(table_ids[held]) == list(range(roofline.TABLE_KEYS))
+    pick = rng.integers(0, roofline.TABLE_KEYS, 999)
+    keys = table_keys[held][pick]
+    found = np.empty(keys.size, np.int32)
+    roofline.hash_lookups(keys, table_keys, table_ids, found, numba.get_num_threads())
+    np.testing.assert_array_equal(found, table_ids[held][pick])
