@@ -24,8 +24,9 @@ preconditioner and the new direction (one pass for several targets, two for one:
 whole step as `ridge_cg` runs it (the time of 50 steps less that of 10, over 40: the solve's setup
 apart); "rest" is the whole step less its parts (Python, allocation, thread start-up). Featurization
 is timed whole and in its passes, batch by batch as a fit runs them: the keys (paper Alg. 1), their
-numbering per grid, and the rest of a fit (the checks, the grid offsets added to the ids and the
-lookup tables of transform: one pass over the N R ids and D inserts). Each row's value is the part's
+numbering per grid, and the rest of a fit (the checks, the first write of the ids' new memory, the
+grid offsets added to them and the lookup tables of transform: one pass over the N R ids and D
+inserts). Each row's value is the part's
 time, its baseline the floor's time: the ratio column reads "x the floor" (1 is at the floor). The
 floors' ids are uniform at random: a part whose ids have locality (neighbouring rows in the same bins,
 so repeated addresses and forwarded stores) can run below x1, and that says the floor is the random
@@ -206,12 +207,18 @@ def home_slot_table(rng) -> tuple[np.ndarray, np.ndarray]:
     return table_keys, table_ids
 
 
-def floors(vector_bytes: int) -> dict:
+def first_touch(n_bytes: int) -> None:
+    """New memory of n_bytes, written once: what a fit pays for its output's pages."""
+    np.empty(max(1, n_bytes // 4), np.int32).fill(1)
+
+
+def floors(vector_bytes: int, fresh_bytes: int) -> dict:
     """The machine's rates: the cores' own indirect loads and read-modify-writes per second into an
     L1-sized table, on ids that stay in L2 (no stream); bytes per second of a triad over vector_bytes
     (the memory side) and the fixed cost of one call of a parallel kernel (a triad on 1 element); key
-    steps per second on grids in L1; and hash lookups per second, the keys streamed in batches the
-    size of featurization's."""
+    steps per second on grids in L1; hash lookups per second, the keys streamed in batches the size
+    of featurization's; and bytes per second of new memory written once (fresh_bytes of it: the pages
+    of a fit's ids, which the system maps and clears on their first write)."""
     rng = np.random.default_rng(0)
     threads = nb.get_num_threads()
     ids = rng.integers(0, L1_DOUBLES // LANES, IDS_IN_CACHE, dtype=np.int32)
@@ -235,7 +242,8 @@ def floors(vector_bytes: int) -> dict:
             "bytes_per_s": 24.0 * n / best(lambda: triad(a, b, c, 3.0)),
             "call_s": best(lambda: triad(one, one, one, 3.0)),
             "key_steps_per_s": KEY_VALUES * KEY_GRIDS / best(lambda: key_steps(x, u, inv_delta, mult, checksums)),
-            "lookups_per_s": n_keys / best(lambda: hash_lookups(keys, table_keys, table_ids, found, threads))}
+            "lookups_per_s": n_keys / best(lambda: hash_lookups(keys, table_keys, table_ids, found, threads)),
+            "fresh_bytes_per_s": fresh_bytes / best(lambda: first_touch(fresh_bytes))}
 
 
 def streamed(N: int, R: int, C: int, f: dict) -> dict:
@@ -337,7 +345,7 @@ def measure(name: str, R: int, data, Y: np.ndarray) -> None:
     # the update reads W, Rk, P, AP and M and writes W, Rk and P_next: in one pass for several targets; one
     # target's two passes read Rk, P and M again
     vector_bytes = 8 * (8 if C > 1 else 11) * D * C
-    f = floors(vector_bytes)
+    f = floors(vector_bytes, 4 * N * R)
     s = streamed(N, R, C, f)
     bw = f["bytes_per_s"]
     where = f"{name} R={R}"
@@ -374,7 +382,7 @@ def measure(name: str, R: int, data, Y: np.ndarray) -> None:
     entries = X.nnz if sparse else N * d
     floor_keys = max(entries * R / f["key_steps_per_s"], 8 * N * R / bw)
     floor_numbering = N * R / f["lookups_per_s"]
-    floor_rest = (8 * N * R + 24 * D) / bw + D / f["lookups_per_s"]
+    floor_rest = (8 * N * R + 24 * D) / bw + D / f["lookups_per_s"] + 4 * N * R / f["fresh_bytes_per_s"]
     t_rest = t_feat - passes["keys"] - passes["numbering"]
     record("roofline", f"{where} featurize: keys", passes["keys"] * 1e3, floor_keys * 1e3,
            "floor: key arithmetic at its L1 rate, or the keys' stores", unit="ms",
@@ -386,9 +394,10 @@ def measure(name: str, R: int, data, Y: np.ndarray) -> None:
                 f"{N * R / passes['numbering'] / 1e9:.3g} G/s here; strict (one L1 load per key): "
                 f"x{passes['numbering'] / (N * R / f['loads_per_s']):.1f}")
     record("roofline", f"{where} featurize: the rest", t_rest * 1e3, floor_rest * 1e3,
-           "floor: the ids' offsets pass and D lookup-table inserts", unit="ms",
-           note=f"{shape}; a whole fit less its keys and numbering: the checks, allocation, the grid offsets "
-                f"and the lookup tables of transform")
+           "floor: the ids' new pages, their offsets pass and D lookup-table inserts", unit="ms",
+           note=f"{shape}; a whole fit less its keys and numbering: the checks, allocation, the first write of "
+                f"the ids' {4 * N * R / 1e6:.1f} MB ({f['fresh_bytes_per_s'] / 1e9:.2g} GB/s into new memory "
+                f"here), the grid offsets and the lookup tables of transform")
     floor_feat = floor_keys + floor_numbering + floor_rest
     strict_feat = entries * R / f["key_steps_per_s"] + N * R / f["loads_per_s"]
     record("roofline", f"{where} featurize", t_feat, floor_feat, "floor: sum of its passes'", unit="s",
