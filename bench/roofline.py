@@ -191,6 +191,12 @@ def best(fn, repeats: int = REPEATS) -> float:
     return min(times)
 
 
+def quarter_offsets(count: int) -> np.ndarray:
+    """The first slot of the (k mod 4)-th quarter of an L1_DOUBLES table, for k = 0 ... count-1: the
+    floors' 4 lanes, like the 4 grids of a group, never touch the same slots."""
+    return ((np.arange(count) % LANES) * (L1_DOUBLES // LANES)).astype(np.int32)
+
+
 def home_slot_table(rng) -> tuple[np.ndarray, np.ndarray]:
     """TABLE_KEYS random keys, each in its own home slot of a TABLE_SLOTS table (no probe goes past
     its first slot); empty slots hold id -1, as in `_binning_kernels`."""
@@ -222,7 +228,7 @@ def floors(vector_bytes: int, fresh_bytes: int) -> dict:
     rng = np.random.default_rng(0)
     threads = nb.get_num_threads()
     ids = rng.integers(0, L1_DOUBLES // LANES, IDS_IN_CACHE, dtype=np.int32)
-    lanes = ids + ((np.arange(IDS_IN_CACHE) % LANES) * (L1_DOUBLES // LANES)).astype(np.int32)  # k-th quarter
+    lanes = ids + quarter_offsets(IDS_IN_CACHE)  # the k-th of every 4 ids in the table's k-th quarter
     values = rng.random(IDS_IN_CACHE // LANES)
     table = rng.random(L1_DOUBLES // LANES)
     out = np.empty(threads)
@@ -254,9 +260,7 @@ def streamed(N: int, R: int, C: int, f: dict) -> dict:
     rng = np.random.default_rng(1)
     threads = nb.get_num_threads()
     R -= R % LANES
-    quarter = L1_DOUBLES // LANES
-    ids = rng.integers(0, quarter, (R, N), dtype=np.int32)
-    ids += ((np.arange(R) % LANES) * quarter).astype(np.int32)[:, None]
+    ids = rng.integers(0, L1_DOUBLES // LANES, (R, N), dtype=np.int32) + quarter_offsets(R)[:, None]
     table, out = rng.random(L1_DOUBLES), np.empty(threads)
     values, tables = rng.random(N), np.zeros((threads, L1_DOUBLES))
     return {"loads": max(best(lambda: gather_walk(ids, table, out)), N * R * C / f["loads_per_s"]),
