@@ -213,12 +213,13 @@ def test_one_pass_cg_update_matches_numpy(preconditioned, n_cols):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_cg_update_dots_sum_rows_in_order_within_fixed_row_blocks(n_cols, threads):
     """The residual's norms are summed row by row inside each ROW_BLOCK, then block by block: the same
-    sum, bit for bit, on any number of threads (a run's iterates do not depend on --threads)."""
+    sum, bit for bit, on any number of threads (a run's iterates do not depend on --threads), in each
+    kernel that sums them and on both of its paths (one target, several)."""
     from rbrepro.solvers import _cg_kernels as k
     from rbrepro.threads import thread_budget
 
     rng = np.random.default_rng(7)
-    D = 2 * k.ROW_BLOCK + 5_000
+    D = 5 * k.ROW_BLOCK + 1_234
     W, Rk, P, AP = (rng.standard_normal((D, n_cols)) for _ in range(4))
     alpha, beta, inv_diag = rng.random(n_cols), rng.random(n_cols), rng.random(D)
     R_new = Rk - alpha * AP
@@ -226,12 +227,20 @@ def test_cg_update_dots_sum_rows_in_order_within_fixed_row_blocks(n_cols, thread
     m_blocks = [inv_diag[lo:lo + k.ROW_BLOCK, None] for lo in range(0, D, k.ROW_BLOCK)]
     # np.cumsum adds in order (no pairwise summation): the last entry is the row-order sum
     want_rr = np.cumsum([np.cumsum(b * b, axis=0)[-1] for b in blocks], axis=0)[-1]
-    want_rz = np.cumsum([np.cumsum(m * b * b, axis=0)[-1] for b, m in zip(blocks, m_blocks)], axis=0)[-1]
-    rr, rz, P_next = np.empty(n_cols), np.empty(n_cols), np.empty_like(P)
+    want_mz = np.cumsum([np.cumsum(m * b * b, axis=0)[-1] for b, m in zip(blocks, m_blocks)], axis=0)[-1]
+    want_zm = np.cumsum([np.cumsum(b * b * m, axis=0)[-1] for b, m in zip(blocks, m_blocks)], axis=0)[-1]
     with thread_budget(threads):
-        k.step_direction(W, Rk, P, P_next, AP, alpha, beta, inv_diag, rr, rz)
-    np.testing.assert_array_equal(rr, want_rr)
-    np.testing.assert_array_equal(rz, want_rz)
+        rr, rz, P_next = np.empty(n_cols), np.empty(n_cols), np.empty_like(P)
+        k.step_direction(W.copy(), Rk.copy(), P, P_next, AP, alpha, beta, inv_diag, rr, rz)
+        np.testing.assert_array_equal(rr, want_rr)
+        np.testing.assert_array_equal(rz, want_mz)
+        rr, rz = np.empty(n_cols), np.empty(n_cols)
+        k.step_preconditioned(W.copy(), Rk.copy(), P, AP, alpha, inv_diag, rr, rz)
+        np.testing.assert_array_equal(rr, want_rr)
+        np.testing.assert_array_equal(rz, want_zm)
+        rr = np.empty(n_cols)
+        k.step(W.copy(), Rk.copy(), P, AP, alpha, rr)
+        np.testing.assert_array_equal(rr, want_rr)
 
 
 @pytest.mark.parametrize("preconditioned", [True, False])
