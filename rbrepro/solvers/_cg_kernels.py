@@ -12,25 +12,28 @@ the update took 1.18 ms inside CG against 0.24 ms alone; 20 CG iterations run ×
 sums, bit for bit.
 
 The residual's norms are summed in a fixed order within fixed blocks of ROW_BLOCK rows, then block
-by block, so a run's sums have the same bits on any number of threads. Each block sums into its own
-row of a table padded to a cache line, so that two threads' neighbouring blocks never write one line
-between them (at 16384 rows a block, cadata's D = 37,950 at R = 64 ran 0.12 ms where it now runs 0.06:
-its three blocks split 2:1 over two threads, beside that shared line). With one target the running
-sums are scalars in four lanes, written once at the block's end (_one_target_block): a sum kept in
-the table is stored and reloaded on every row, a chain that took twice the time of the same pass
-without it on ijcnn1's D = 427,637. Several targets' chains overlap, and there the table ran 5-20 %
-faster than sums in a local array.
+by block, so a run's sums have the same bits on any number of threads. The blocks are small enough
+that a small D still splits evenly over the threads: at 16384 rows a block, cadata's D = 37,950 at
+R = 64 made three blocks, split 2:1 over two threads. Each block sums into its own row of a table
+padded to a cache line, so that two threads' neighbouring blocks never write one line between them.
+With one target the running sums are scalars in four lanes, written once at the block's end
+(_one_target_block): a sum kept in the table is stored and reloaded on every row, a chain that took
+twice the time of the same pass without it on ijcnn1's D = 427,637. Several targets' chains
+overlap, and there the table ran 5-20 % faster than sums in a local array. `reference_in_order`
+spells the order out in numpy.
 PCG's step and direction have their own fused kernels (`step_preconditioned`,
 `direction_preconditioned`): the preconditioned residual is never stored. Where the operator returns
 the dots that fix the step and the next residual's norm with its product (`gram_apply_dots`),
 `step_direction` does the update and the new direction together in one pass (solvers.cg).
-Plain-numpy references: `reference_step`, `reference_direction` and `reference_step_direction`.
+Plain-numpy references: `reference_step`, `reference_direction`, `reference_step_direction` and,
+for the order of the sums, `reference_in_order`.
 """
 
 import numba as nb
 import numpy as np
 
 ROW_BLOCK = 4096
+assert ROW_BLOCK % 4 == 0  # only a run's last block can end in a part of four rows (_one_target_block)
 #: doubles between two blocks' partial sums (one cache line): a block's row of the table shares no
 #: line with its neighbour's, which another thread may be writing
 LINE_PAD = 8
@@ -55,8 +58,9 @@ def _sum_blocks(parts, n_cols, out):
 
 @nb.njit(inline="always")
 def _one_target_row(W, Rk, P, P_next, AP, a, be, inv_diag, precond, with_direction, j):
-    """Row j of one target's update: W += a P; Rk -= a AP; P_next = M Rk + be P where with_direction.
-    Returns (r^2, m r^2) of the new residual entry r, m = M's diagonal at j (1 without M)."""
+    """Row j of one target's update: W += a P; Rk -= a AP; P_next = m Rk + be P where with_direction,
+    m = inv_diag[j] (the preconditioner's diagonal; 1 without one). Returns (r^2, m r^2) of the new
+    residual entry r."""
     p = P[j, 0]
     W[j, 0] += a * p
     r = Rk[j, 0] - a * AP[j, 0]
@@ -69,7 +73,7 @@ def _one_target_row(W, Rk, P, P_next, AP, a, be, inv_diag, precond, with_directi
 
 @nb.njit(inline="always")
 def _one_target_block(W, Rk, P, P_next, AP, a, be, inv_diag, precond, with_direction, lo, hi):
-    """Rows lo..hi of one target's update (_one_target_row) and the block's sums of r^2 and m r^2.
+    """Rows lo <= j < hi of one target's update (_one_target_row) and the block's sums of r^2 and m r^2.
 
     Each sum runs in four lanes, lane k over rows lo + k, lo + k + 4, ... in order (rows after the
     last whole four, only in a run's last block, go on in lane 0), and the block's sum is
@@ -224,3 +228,24 @@ def reference_step_direction(W, Rk, P, AP, alpha, beta, inv_diag):
     W += alpha * P
     Rk -= alpha * AP
     return m * Rk + beta * P, np.einsum("ij,ij->j", Rk, Rk), np.einsum("ij,ij->j", Rk, m * Rk)
+
+
+def reference_in_order(terms: np.ndarray) -> np.ndarray:
+    """Plain numpy for the order in which the update kernels sum a (D, C) array of per-row terms
+    (r^2 or m r^2): per block of ROW_BLOCK rows, several targets row by row; one target in four lanes
+    (lane k over the block's rows k, k + 4, ...; rows past its last whole four go on in lane 0),
+    added as (0 + 1) + (2 + 3); then the blocks in order. np.cumsum adds in order (no pairwise
+    summation): its last entry is the in-order sum, bit for bit what the kernels return."""
+    def in_order(x):
+        return np.cumsum(x, axis=0)[-1] if len(x) else np.zeros(x.shape[1:])
+
+    def block_sum(x):
+        if x.shape[1] > 1:
+            return in_order(x)
+        whole = len(x) // 4 * 4
+        lanes = [in_order(x[k:whole:4]) for k in range(4)]
+        lanes[0] = in_order(np.vstack([lanes[0][None, :], x[whole:]]))
+        return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
+
+    blocks = [block_sum(terms[lo:lo + ROW_BLOCK]) for lo in range(0, len(terms), ROW_BLOCK)]
+    return in_order(np.array(blocks).reshape(len(blocks), terms.shape[1]))
