@@ -41,9 +41,8 @@ LINE_PAD = 8
 
 @nb.njit(inline="always")
 def _block_sums(n: int, n_cols: int):
-    """The row blocks' count and a zeroed table of their partial sums, one padded row per block."""
-    n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
-    return n_blocks, np.zeros((n_blocks, n_cols + LINE_PAD))
+    """A zeroed table of the row blocks' partial sums, one padded row per block of ROW_BLOCK rows."""
+    return np.zeros(((n + ROW_BLOCK - 1) // ROW_BLOCK, n_cols + LINE_PAD))
 
 
 @nb.njit(inline="always")
@@ -109,11 +108,12 @@ def _one_target_block(W, Rk, P, P_next, AP, a, be, inv_diag, precond, with_direc
 def step(W, Rk, P, AP, alpha, rr):
     """W += alpha P; Rk -= alpha AP (per column); rr[c] = Rk[:, c]^T Rk[:, c] afterwards."""
     n, n_cols = W.shape
-    n_blocks, parts = _block_sums(n, n_cols)
-    for b in nb.prange(n_blocks):
+    parts = _block_sums(n, n_cols)
+    for b in nb.prange(parts.shape[0]):
         lo = b * ROW_BLOCK
         hi = min(n, lo + ROW_BLOCK)
         if n_cols == 1:
+            # no preconditioner and no direction: the empty inv_diag and P_next = P are never touched
             parts[b, 0], _ = _one_target_block(W, Rk, P, P, AP, alpha[0], 0.0, W[:0, 0], False, False, lo, hi)
         else:
             for j in range(lo, hi):
@@ -143,9 +143,8 @@ def step_preconditioned(W, Rk, P, AP, alpha, inv_diag, rr, rz):
     """step() and the preconditioned residual's dot in the same pass: rz[c] = Rk[:, c]^T (inv_diag *
     Rk[:, c]) afterwards, without forming inv_diag * Rk (a D x C array PCG allocated every step)."""
     n, n_cols = W.shape
-    n_blocks, parts = _block_sums(n, n_cols)
-    _, zparts = _block_sums(n, n_cols)
-    for b in nb.prange(n_blocks):
+    parts, zparts = _block_sums(n, n_cols), _block_sums(n, n_cols)
+    for b in nb.prange(parts.shape[0]):
         lo = b * ROW_BLOCK
         hi = min(n, lo + ROW_BLOCK)
         if n_cols == 1:
@@ -188,9 +187,8 @@ def step_direction(W, Rk, P, P_next, AP, alpha, beta, inv_diag, rr, rz):
     written, once: step() and direction() read P and Rk twice and wrote Rk before reading it back."""
     n, n_cols = W.shape
     precond = inv_diag.shape[0] == n
-    n_blocks, parts = _block_sums(n, n_cols)
-    _, zparts = _block_sums(n, n_cols)
-    for b in nb.prange(n_blocks):
+    parts, zparts = _block_sums(n, n_cols), _block_sums(n, n_cols)
+    for b in nb.prange(parts.shape[0]):
         lo = b * ROW_BLOCK
         hi = min(n, lo + ROW_BLOCK)
         if n_cols == 1:
