@@ -18,7 +18,8 @@ R = 64 made three blocks, split 2:1 over two threads. Each block sums into its o
 padded to a cache line, so that two threads' neighbouring blocks never write one line between them.
 With one target the running sums are scalars in four lanes, written once at the block's end
 (_one_target_block): a sum kept in the table is stored and reloaded on every row, a chain that took
-twice the time of the same pass without it on ijcnn1's D = 427,637. Several targets' chains
+nearly twice the time of the same pass without it (step_direction on ijcnn1's D = 427,637: 0.95
+against 0.51 ms, both compiled alike in one process). Several targets' chains
 overlap, and there the table ran 5-20 % faster than sums in a local array. `reference_in_order`
 spells the order out in numpy.
 PCG's step and direction have their own fused kernels (`step_preconditioned`,
@@ -77,8 +78,8 @@ def _one_target_block(W, Rk, P, P_next, AP, a, be, inv_diag, precond, with_direc
     Each sum runs in four lanes, lane k over rows lo + k, lo + k + 4, ... in order (rows after the
     last whole four, only in a run's last block, go on in lane 0), and the block's sum is
     (lane 0 + lane 1) + (lane 2 + lane 3): four chains of adds that overlap, where one running sum
-    waits on each add before the next (step_preconditioned took ×1.3-1.4 as long at every D from 5,363
-    to 1,712,132)."""
+    waits on each add before the next (with one chain, step_preconditioned took ×1.10-1.20 and step
+    ×1.19-1.33 as long at every D from 5,363 to 1,712,132)."""
     s0 = s1 = s2 = s3 = 0.0
     z0 = z1 = z2 = z3 = 0.0
     j = lo
