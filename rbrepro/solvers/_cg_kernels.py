@@ -26,6 +26,12 @@ PCG's step and direction have their own fused kernels (`step_preconditioned`,
 `direction_preconditioned`): the preconditioned residual is never stored. Where the operator returns
 the dots that fix the step and the next residual's norm with its product (`gram_apply_dots`),
 `step_direction` does the update and the new direction together in one pass (solvers.cg).
+Every (D, C) array is C-contiguous (solvers.cg makes the operator's output so): one target's
+columns are read as 1-d views of it. Each block's rows are views indexed from 0. An index that
+numba cannot prove non-negative (j from lo to hi) is wrapped on every access, and the compiler
+then neither vectorizes nor overlaps the loop well: direction_preconditioned over blocks indexed
+lo..hi took ×3-8 as long at D = 5,363 to 1,712,132 (one process, compiled alike; see
+docs/performance.md).
 Plain-numpy references: `reference_step`, `reference_direction`, `reference_step_direction` and,
 for the order of the sums, `reference_in_order`.
 """
@@ -57,107 +63,89 @@ def _sum_blocks(parts, n_cols, out):
 
 
 @nb.njit(inline="always")
-def _one_target_row(W, Rk, P, P_next, AP, a, be, inv_diag, precond, with_direction, j):
-    """Row j of one target's update: W += a P; Rk -= a AP; P_next = m Rk + be P where with_direction,
-    m = inv_diag[j] (the preconditioner's diagonal; 1 without one). Returns (r^2, m r^2) of the new
-    residual entry r."""
-    p = P[j, 0]
-    W[j, 0] += a * p
-    r = Rk[j, 0] - a * AP[j, 0]
-    Rk[j, 0] = r
-    m = inv_diag[j] if precond else 1.0
+def _block_rows(b: int, n: int):
+    """Rows lo <= j < hi of row block b of n rows."""
+    lo = b * ROW_BLOCK
+    return lo, min(n, lo + ROW_BLOCK)
+
+
+@nb.njit(inline="always")
+def _one_target_row(w, rk, p, p_next, ap, a, be, m_block, precond, with_direction, k):
+    """Row k of a block of one target's update: w += a p; rk -= a ap; p_next = m rk + be p where
+    with_direction, m = m_block[k] (the preconditioner's diagonal; 1 without one). Returns (r^2, m r^2)
+    of the new residual entry r."""
+    pk = p[k]
+    w[k] += a * pk
+    r = rk[k] - a * ap[k]
+    rk[k] = r
+    m = m_block[k] if precond else 1.0
     if with_direction:
-        P_next[j, 0] = m * r + be * p
+        p_next[k] = m * r + be * pk
     return r * r, m * r * r
 
 
 @nb.njit(inline="always")
-def _one_target_block(W, Rk, P, P_next, AP, a, be, inv_diag, precond, with_direction, lo, hi):
-    """Rows lo <= j < hi of one target's update (_one_target_row) and the block's sums of r^2 and m r^2.
+def _one_target_block(w, rk, p, p_next, ap, a, be, m_block, precond, with_direction):
+    """One block of one target's update (_one_target_row) on its rows' 1-d views, and the block's sums
+    of r^2 and m r^2.
 
-    Each sum runs in four lanes, lane k over rows lo + k, lo + k + 4, ... in order (rows after the
-    last whole four, only in a run's last block, go on in lane 0), and the block's sum is
-    (lane 0 + lane 1) + (lane 2 + lane 3): four chains of adds that overlap, where one running sum
-    waits on each add before the next (with one chain, step_preconditioned took ×1.10-1.20 and step
-    ×1.19-1.33 as long at every D from 5,363 to 1,712,132)."""
+    The views are indexed from 0 (module docstring: an index that numba cannot prove non-negative
+    costs every access). Each sum runs in four lanes, lane k over the block's rows k, k + 4, ... in
+    order (rows after the last whole four, only in a run's last block, go on in lane 0), and the
+    block's sum is (lane 0 + lane 1) + (lane 2 + lane 3): four chains of adds that overlap, where one
+    running sum waits on each add before the next (with one chain, step_preconditioned took
+    ×1.10-1.20 and step ×1.19-1.33 as long at every D from 5,363 to 1,712,132)."""
     s0 = s1 = s2 = s3 = 0.0
     z0 = z1 = z2 = z3 = 0.0
-    j = lo
-    while j + 4 <= hi:
-        q, w = _one_target_row(W, Rk, P, P_next, AP, a, be, inv_diag, precond, with_direction, j)
+    rows = w.shape[0]
+    whole = rows - rows % 4
+    for k in range(0, whole, 4):
+        q, v = _one_target_row(w, rk, p, p_next, ap, a, be, m_block, precond, with_direction, k)
         s0 += q
-        z0 += w
-        q, w = _one_target_row(W, Rk, P, P_next, AP, a, be, inv_diag, precond, with_direction, j + 1)
+        z0 += v
+        q, v = _one_target_row(w, rk, p, p_next, ap, a, be, m_block, precond, with_direction, k + 1)
         s1 += q
-        z1 += w
-        q, w = _one_target_row(W, Rk, P, P_next, AP, a, be, inv_diag, precond, with_direction, j + 2)
+        z1 += v
+        q, v = _one_target_row(w, rk, p, p_next, ap, a, be, m_block, precond, with_direction, k + 2)
         s2 += q
-        z2 += w
-        q, w = _one_target_row(W, Rk, P, P_next, AP, a, be, inv_diag, precond, with_direction, j + 3)
+        z2 += v
+        q, v = _one_target_row(w, rk, p, p_next, ap, a, be, m_block, precond, with_direction, k + 3)
         s3 += q
-        z3 += w
-        j += 4
-    while j < hi:
-        q, w = _one_target_row(W, Rk, P, P_next, AP, a, be, inv_diag, precond, with_direction, j)
+        z3 += v
+    for k in range(whole, rows):
+        q, v = _one_target_row(w, rk, p, p_next, ap, a, be, m_block, precond, with_direction, k)
         s0 += q
-        z0 += w
-        j += 1
+        z0 += v
     return (s0 + s1) + (s2 + s3), (z0 + z1) + (z2 + z3)
 
 
-@nb.njit(parallel=True, cache=True)
-def step(W, Rk, P, AP, alpha, rr):
-    """W += alpha P; Rk -= alpha AP (per column); rr[c] = Rk[:, c]^T Rk[:, c] afterwards."""
-    n, n_cols = W.shape
-    parts = _block_sums(n, n_cols)
-    for b in nb.prange(parts.shape[0]):
-        lo = b * ROW_BLOCK
-        hi = min(n, lo + ROW_BLOCK)
-        if n_cols == 1:
-            # no preconditioner and no direction: the empty inv_diag and P_next = P are never touched
-            parts[b, 0], _ = _one_target_block(W, Rk, P, P, AP, alpha[0], 0.0, W[:0, 0], False, False, lo, hi)
-        else:
-            for j in range(lo, hi):
-                for c in range(n_cols):
-                    W[j, c] += alpha[c] * P[j, c]
-                    r = Rk[j, c] - alpha[c] * AP[j, c]
-                    Rk[j, c] = r
-                    parts[b, c] += r * r
-    _sum_blocks(parts, n_cols, rr)
-
-
-@nb.njit(parallel=True, cache=True)
-def direction(P_next, P, Zk, beta):
-    """P_next = Zk + beta P (per column); P_next is another buffer than P (module docstring)."""
-    n, n_cols = P.shape
-    n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
-    for b in nb.prange(n_blocks):
-        lo = b * ROW_BLOCK
-        hi = min(n, lo + ROW_BLOCK)
-        for j in range(lo, hi):
-            for c in range(n_cols):
-                P_next[j, c] = Zk[j, c] + beta[c] * P[j, c]
-
-
-@nb.njit(parallel=True, cache=True)
-def step_preconditioned(W, Rk, P, AP, alpha, inv_diag, rr, rz):
-    """step() and the preconditioned residual's dot in the same pass: rz[c] = Rk[:, c]^T (inv_diag *
-    Rk[:, c]) afterwards, without forming inv_diag * Rk (a D x C array PCG allocated every step)."""
+@nb.njit(inline="always")
+def _update(W, Rk, P, P_next, AP, alpha, beta, inv_diag, precond, with_direction, rr, rz):
+    """W += alpha P; Rk -= alpha AP; P_next = M Rk + beta P where with_direction (M = diag(inv_diag)
+    where precond, else I); rr = Rk^T Rk and rz = Rk^T M Rk afterwards, per column, in the fixed
+    order of reference_in_order. One target's arrays are read as 1-d views (contiguous, so the
+    compiler may vectorize what has no sum)."""
     n, n_cols = W.shape
     parts, zparts = _block_sums(n, n_cols), _block_sums(n, n_cols)
-    for b in nb.prange(parts.shape[0]):
-        lo = b * ROW_BLOCK
-        hi = min(n, lo + ROW_BLOCK)
-        if n_cols == 1:
-            parts[b, 0], zparts[b, 0] = _one_target_block(W, Rk, P, P, AP, alpha[0], 0.0, inv_diag, True, False,
-                                                          lo, hi)
-        else:
+    if n_cols == 1:
+        w, rk, p, p_next, ap = W.reshape(n), Rk.reshape(n), P.reshape(n), P_next.reshape(n), AP.reshape(n)
+        for b in nb.prange(parts.shape[0]):
+            lo, hi = _block_rows(b, n)
+            parts[b, 0], zparts[b, 0] = _one_target_block(
+                w[lo:hi], rk[lo:hi], p[lo:hi], p_next[lo:hi], ap[lo:hi], alpha[0], beta[0],
+                inv_diag[lo:hi], precond, with_direction)
+    else:  # rows indexed lo..hi into the whole arrays: as views from 0, several targets ran 5-30 % slower
+        for b in nb.prange(parts.shape[0]):
+            lo, hi = _block_rows(b, n)
             for j in range(lo, hi):
-                m = inv_diag[j]
+                m = inv_diag[j] if precond else 1.0
                 for c in range(n_cols):
-                    W[j, c] += alpha[c] * P[j, c]
+                    p = P[j, c]
+                    W[j, c] += alpha[c] * p
                     r = Rk[j, c] - alpha[c] * AP[j, c]
                     Rk[j, c] = r
+                    if with_direction:
+                        P_next[j, c] = m * r + beta[c] * p
                     parts[b, c] += r * r
                     zparts[b, c] += m * r * r
     _sum_blocks(parts, n_cols, rr)
@@ -165,18 +153,53 @@ def step_preconditioned(W, Rk, P, AP, alpha, inv_diag, rr, rz):
 
 
 @nb.njit(parallel=True, cache=True)
+def step(W, Rk, P, AP, alpha, rr):
+    """W += alpha P; Rk -= alpha AP (per column); rr[c] = Rk[:, c]^T Rk[:, c] afterwards."""
+    # no preconditioner and no direction: the empty inv_diag and P_next = P are never touched; rz
+    # (= rr) is thrown away
+    _update(W, Rk, P, P, AP, alpha, alpha, W[:0, 0], False, False, rr, np.empty_like(rr))
+
+
+@nb.njit(parallel=True, cache=True)
+def step_preconditioned(W, Rk, P, AP, alpha, inv_diag, rr, rz):
+    """step() and the preconditioned residual's dot in the same pass: rz[c] = Rk[:, c]^T (inv_diag *
+    Rk[:, c]) afterwards, without forming inv_diag * Rk (a D x C array PCG allocated every step)."""
+    _update(W, Rk, P, P, AP, alpha, alpha, inv_diag, True, False, rr, rz)
+
+
+@nb.njit(inline="always")
+def _direction(P_next, P, Zk, inv_diag, beta, precond):
+    """P_next = M Zk + beta P (per column), M = diag(inv_diag) where precond, else I; one target's
+    arrays as contiguous 1-d views, every block's rows indexed from 0 (module docstring)."""
+    n, n_cols = P.shape
+    n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    if n_cols == 1:
+        p_next, p, z, be = P_next.reshape(n), P.reshape(n), Zk.reshape(n), beta[0]
+        for b in nb.prange(n_blocks):
+            lo, hi = _block_rows(b, n)
+            out, pb, zb, mb = p_next[lo:hi], p[lo:hi], z[lo:hi], inv_diag[lo:hi]
+            for k in range(out.shape[0]):
+                out[k] = (mb[k] * zb[k] if precond else zb[k]) + be * pb[k]
+    else:  # as in _update
+        for b in nb.prange(n_blocks):
+            lo, hi = _block_rows(b, n)
+            for j in range(lo, hi):
+                m = inv_diag[j] if precond else 1.0
+                for c in range(n_cols):
+                    P_next[j, c] = (m * Zk[j, c] if precond else Zk[j, c]) + beta[c] * P[j, c]
+
+
+@nb.njit(parallel=True, cache=True)
+def direction(P_next, P, Zk, beta):
+    """P_next = Zk + beta P (per column); P_next is another buffer than P (module docstring)."""
+    _direction(P_next, P, Zk, P[:0, 0], beta, False)
+
+
+@nb.njit(parallel=True, cache=True)
 def direction_preconditioned(P_next, P, Rk, inv_diag, beta):
     """P_next = inv_diag * Rk + beta P (per column): direction() with the preconditioned residual
     formed on the fly."""
-    n, n_cols = P.shape
-    n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
-    for b in nb.prange(n_blocks):
-        lo = b * ROW_BLOCK
-        hi = min(n, lo + ROW_BLOCK)
-        for j in range(lo, hi):
-            m = inv_diag[j]
-            for c in range(n_cols):
-                P_next[j, c] = m * Rk[j, c] + beta[c] * P[j, c]
+    _direction(P_next, P, Rk, inv_diag, beta, True)
 
 
 @nb.njit(parallel=True, cache=True)
@@ -186,28 +209,7 @@ def step_direction(W, Rk, P, P_next, AP, alpha, beta, inv_diag, rr, rz):
     residual's rr = Rk^T Rk and rz = Rk^T M Rk as computed, for the stopping test and the next step.
     inv_diag is M's diagonal, or an empty array for plain CG (M = I). Five arrays read, three
     written, once: step() and direction() read P and Rk twice and wrote Rk before reading it back."""
-    n, n_cols = W.shape
-    precond = inv_diag.shape[0] == n
-    parts, zparts = _block_sums(n, n_cols), _block_sums(n, n_cols)
-    for b in nb.prange(parts.shape[0]):
-        lo = b * ROW_BLOCK
-        hi = min(n, lo + ROW_BLOCK)
-        if n_cols == 1:
-            parts[b, 0], zparts[b, 0] = _one_target_block(W, Rk, P, P_next, AP, alpha[0], beta[0], inv_diag, precond,
-                                                          True, lo, hi)
-        else:
-            for j in range(lo, hi):
-                m = inv_diag[j] if precond else 1.0
-                for c in range(n_cols):
-                    p = P[j, c]
-                    W[j, c] += alpha[c] * p
-                    r = Rk[j, c] - alpha[c] * AP[j, c]
-                    Rk[j, c] = r
-                    P_next[j, c] = m * r + beta[c] * p
-                    parts[b, c] += r * r
-                    zparts[b, c] += m * r * r
-    _sum_blocks(parts, n_cols, rr)
-    _sum_blocks(zparts, n_cols, rz)
+    _update(W, Rk, P, P_next, AP, alpha, beta, inv_diag, inv_diag.shape[0] == W.shape[0], True, rr, rz)
 
 
 def reference_step(W, Rk, P, AP, alpha):

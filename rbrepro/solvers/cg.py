@@ -135,6 +135,7 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
             pAp = dots[0]
         else:
             AP, pAp = apply_normal(Z, P, lam)
+            AP = np.ascontiguousarray(AP)  # the kernels read (D, C) arrays in C order (_cg_kernels)
         alpha = np.where(active & (pAp > 0), rz / np.where(pAp > 0, pAp, 1.0), 0.0)
         beta = _predicted_beta(dots, alpha, rz, active) if one_pass else None
         if beta is not None:  # W += alpha P; Rk -= alpha AP; P_next = M Rk + beta P; exact rr, rz
