@@ -82,12 +82,12 @@ def indirect_loads(ids, table, out):
     quads = ids.shape[0] // LANES
     for t in nb.prange(n_threads):
         a0 = a1 = a2 = a3 = 0.0
-        for q in range(t * quads // n_threads, (t + 1) * quads // n_threads):
-            i = q * LANES
-            a0 += table[ids[i]]
-            a1 += table[ids[i + 1]]
-            a2 += table[ids[i + 2]]
-            a3 += table[ids[i + 3]]
+        share = ids[t * quads // n_threads * LANES:(t + 1) * quads // n_threads * LANES]  # indexed from 0
+        for i in range(0, share.shape[0], LANES):
+            a0 += table[share[i]]
+            a1 += table[share[i + 1]]
+            a2 += table[share[i + 2]]
+            a3 += table[share[i + 3]]
         out[t] = a0 + a1 + a2 + a3
 
 
@@ -100,11 +100,12 @@ def read_modify_writes(ids, values, tables):
     n_threads = tables.shape[0]
     quads = ids.shape[0] // LANES
     for t in nb.prange(n_threads):
-        for q in range(t * quads // n_threads, (t + 1) * quads // n_threads):
-            i = q * LANES
-            x = values[q]
+        lo, hi = t * quads // n_threads, (t + 1) * quads // n_threads
+        share, xs, table = ids[lo * LANES:hi * LANES], values[lo:hi], tables[t]  # indexed from 0
+        for q in range(hi - lo):
+            x = xs[q]
             for k in range(LANES):
-                tables[t, ids[i + k]] += x
+                table[share[q * LANES + k]] += x
 
 
 @nb.njit(parallel=True, cache=True)
@@ -116,12 +117,14 @@ def gather_walk(ids, table, out):
     n_threads = out.shape[0]
     for t in nb.prange(n_threads):
         a0 = a1 = a2 = a3 = 0.0
+        lo, hi = t * n // n_threads, (t + 1) * n // n_threads
         for r0 in range(0, n_grids - n_grids % LANES, LANES):
-            for i in range(t * n // n_threads, (t + 1) * n // n_threads):
-                a0 += table[ids[r0, i]]
-                a1 += table[ids[r0 + 1, i]]
-                a2 += table[ids[r0 + 2, i]]
-                a3 += table[ids[r0 + 3, i]]
+            ids0, ids1, ids2, ids3 = ids[r0, lo:hi], ids[r0 + 1, lo:hi], ids[r0 + 2, lo:hi], ids[r0 + 3, lo:hi]
+            for i in range(hi - lo):
+                a0 += table[ids0[i]]
+                a1 += table[ids1[i]]
+                a2 += table[ids2[i]]
+                a3 += table[ids3[i]]
         out[t] = a0 + a1 + a2 + a3
 
 
@@ -135,12 +138,15 @@ def scatter_walk(ids, values, tables):
     n_threads = tables.shape[0]
     n_groups = n_grids // LANES
     for t in nb.prange(n_threads):
+        table = tables[t]
         for g in range(t * n_groups // n_threads, (t + 1) * n_groups // n_threads):
-            r0 = g * LANES
+            ids0, ids1, ids2, ids3 = ids[g * LANES], ids[g * LANES + 1], ids[g * LANES + 2], ids[g * LANES + 3]
             for i in range(n):
                 x = values[i]
-                for k in range(LANES):
-                    tables[t, ids[r0 + k, i]] += x
+                table[ids0[i]] += x
+                table[ids1[i]] += x
+                table[ids2[i]] += x
+                table[ids3[i]] += x
 
 
 @nb.njit(parallel=True, cache=True)
@@ -153,8 +159,10 @@ def key_steps(x, u, inv_delta, mult, out):
     n_threads, n_grids, n = out.shape[0], u.shape[0], x.shape[0]
     for t in nb.prange(n_threads):
         keys = np.zeros(n_grids, np.uint64)
-        for i in range(t * n // n_threads, (t + 1) * n // n_threads):
-            value, a = x[i], mult[i & 15]
+        lo = t * n // n_threads
+        share = x[lo:(t + 1) * n // n_threads]  # indexed from 0
+        for i in range(share.shape[0]):
+            value, a = share[i], mult[(lo + i) & 15]
             for k in range(n_grids):
                 keys[k] += bin_term(value, u[k], inv_delta[k], a)
         total = np.uint64(0)
@@ -171,8 +179,10 @@ def hash_lookups(keys, table_keys, table_ids, ids, n_threads):
     mask = table_keys.shape[0] - 1
     n = keys.shape[0]
     for t in nb.prange(n_threads):
-        for i in range(t * n // n_threads, (t + 1) * n // n_threads):
-            ids[i] = find_column(keys[i], 0, mask, table_keys, table_ids)
+        lo, hi = t * n // n_threads, (t + 1) * n // n_threads
+        share, out = keys[lo:hi], ids[lo:hi]  # indexed from 0
+        for i in range(hi - lo):
+            out[i] = find_column(share[i], 0, mask, table_keys, table_ids)
 
 
 @nb.njit(parallel=True, cache=True)
@@ -227,8 +237,10 @@ def floors(vector_bytes: int, fresh_bytes: int) -> dict:
     of a fit's ids, which the system maps and clears on their first write)."""
     rng = np.random.default_rng(0)
     threads = nb.get_num_threads()
-    ids = rng.integers(0, L1_DOUBLES // LANES, IDS_IN_CACHE, dtype=np.int32)
-    lanes = ids + quarter_offsets(IDS_IN_CACHE)  # the k-th of every 4 ids in the table's k-th quarter
+    # ids unsigned, so that no index is checked for a wrap below 0: the floors are the cores' best
+    ids = rng.integers(0, L1_DOUBLES // LANES, IDS_IN_CACHE, dtype=np.int32).astype(np.uint32)
+    # the k-th of every 4 ids in the table's k-th quarter
+    lanes = (ids + quarter_offsets(IDS_IN_CACHE)).astype(np.uint32)
     values = rng.random(IDS_IN_CACHE // LANES)
     table = rng.random(L1_DOUBLES // LANES)
     out = np.empty(threads)
@@ -260,7 +272,7 @@ def streamed(N: int, R: int, C: int, f: dict) -> dict:
     rng = np.random.default_rng(1)
     threads = nb.get_num_threads()
     R -= R % LANES
-    ids = rng.integers(0, L1_DOUBLES // LANES, (R, N), dtype=np.int32) + quarter_offsets(R)[:, None]
+    ids = (rng.integers(0, L1_DOUBLES // LANES, (R, N), dtype=np.int32) + quarter_offsets(R)[:, None]).astype(np.uint32)
     table, out = rng.random(L1_DOUBLES), np.empty(threads)
     values, tables = rng.random(N), np.zeros((threads, L1_DOUBLES))
     return {"loads": max(best(lambda: gather_walk(ids, table, out)), N * R * C / f["loads_per_s"]),
