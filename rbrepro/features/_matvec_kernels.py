@@ -121,6 +121,12 @@ def _scatter_block_group(ids, V, offsets, r0, r1, out):
                     out[col, c] += V[i, c]
 
 
+@nb.njit(inline="always")
+def _plus_seen(a, w, col):
+    """a + w[col], or a where col < 0 (a test row in a bin that training never saw)."""
+    return a + w[col] if col >= 0 else a
+
+
 @nb.njit(parallel=True, cache=True)
 def _gather_vector(ids, w, out, n_threads):
     """gather for one right-hand side (w, out 1-D). GRID_GROUP grids are summed in a register
@@ -140,21 +146,9 @@ def _gather_vector(ids, w, out, n_threads):
             o[i] = 0.0
         for r0 in range(0, n_full, GRID_GROUP):
             ids0, ids1, ids2, ids3 = ids[r0, lo:hi], ids[r0 + 1, lo:hi], ids[r0 + 2, lo:hi], ids[r0 + 3, lo:hi]
-            for i in range(rows):
-                a = 0.0  # the group's grids in order, a test row's unseen bins (-1) skipped
-                col = ids0[i]
-                if col >= 0:
-                    a += w[col]
-                col = ids1[i]
-                if col >= 0:
-                    a += w[col]
-                col = ids2[i]
-                if col >= 0:
-                    a += w[col]
-                col = ids3[i]
-                if col >= 0:
-                    a += w[col]
-                o[i] += a
+            for i in range(rows):  # the group's grids in order
+                o[i] += _plus_seen(_plus_seen(_plus_seen(_plus_seen(0.0, w, ids0[i]), w, ids1[i]), w, ids2[i]),
+                                   w, ids3[i])
         for r in range(n_full, n_grids):
             ids_r = ids[r, lo:hi]
             for i in range(rows):
