@@ -30,8 +30,8 @@ Every (D, C) array is C-contiguous (solvers.cg makes the operator's output so): 
 columns are read as 1-d views of it. Each block's rows are views indexed from 0. An index that
 numba cannot prove non-negative (j from lo to hi) is wrapped on every access, and the compiler
 then neither vectorizes nor overlaps the loop well: direction_preconditioned over blocks indexed
-lo..hi took ×3-8 as long at D = 5,363 to 1,712,132 (one process, compiled alike; see
-docs/performance.md).
+lo..hi took ×1.5-12 as long at D = 5,363 to 1,712,132, and PCG's two passes ×1.5-2.9 (two runs,
+one process, every version compiled alike; see docs/performance.md).
 Plain-numpy references: `reference_step`, `reference_direction`, `reference_step_direction` and,
 for the order of the sums, `reference_in_order`.
 """
