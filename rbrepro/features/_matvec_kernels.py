@@ -152,9 +152,7 @@ def _gather_vector(ids, w, out, n_threads):
         for r in range(n_full, n_grids):
             ids_r = ids[r, lo:hi]
             for i in range(rows):
-                col = ids_r[i]
-                if col >= 0:
-                    o[i] += w[col]
+                o[i] = _plus_seen(o[i], w, ids_r[i])
 
 
 @nb.njit(parallel=True, cache=True)
@@ -214,7 +212,7 @@ def scatter_gram_vector(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_
             pq = rmq = qmq = 0.0
             lo, hi = offsets[k], offsets[k + 1]
             # grid k's columns as views indexed from 0 (see _gather_vector)
-            q, pk, rk, mk = out[lo:hi], p[lo:hi], r[lo:hi], inv_diag[lo:hi] if precond else inv_diag
+            q, pk, rk, mk = out[lo:hi], p[lo:hi], r[lo:hi], inv_diag[lo:hi]  # (an empty inv_diag stays empty)
             for col in range(q.shape[0]):
                 a = scale2 * q[col] + lam * pk[col]
                 q[col] = a
