@@ -73,6 +73,12 @@ TABLE_SLOTS = 1024  # the hash-lookup floor's table: 8 KB of keys and 4 KB of id
 TABLE_KEYS = 256  # distinct keys in it, each in its own home slot
 
 
+@nb.njit(inline="always")
+def _thread_share(t: int, count: int, n_threads: int):
+    """Items lo <= i < hi of count that thread t of n_threads takes: contiguous, sizes within one."""
+    return t * count // n_threads, (t + 1) * count // n_threads
+
+
 @nb.njit(parallel=True, cache=True)
 def indirect_loads(ids, table, out):
     """out[t] = sum of table[ids[i]] over thread t's share of ids: one indirect load per id, summed
@@ -82,7 +88,8 @@ def indirect_loads(ids, table, out):
     quads = ids.shape[0] // LANES
     for t in nb.prange(n_threads):
         a0 = a1 = a2 = a3 = 0.0
-        share = ids[t * quads // n_threads * LANES:(t + 1) * quads // n_threads * LANES]  # indexed from 0
+        lo, hi = _thread_share(t, quads, n_threads)
+        share = ids[lo * LANES:hi * LANES]  # indexed from 0
         for i in range(0, share.shape[0], LANES):
             a0 += table[share[i]]
             a1 += table[share[i + 1]]
@@ -100,7 +107,7 @@ def read_modify_writes(ids, values, tables):
     n_threads = tables.shape[0]
     quads = ids.shape[0] // LANES
     for t in nb.prange(n_threads):
-        lo, hi = t * quads // n_threads, (t + 1) * quads // n_threads
+        lo, hi = _thread_share(t, quads, n_threads)
         share, xs, table = ids[lo * LANES:hi * LANES], values[lo:hi], tables[t]  # indexed from 0
         for q in range(hi - lo):
             x = xs[q]
@@ -117,7 +124,7 @@ def gather_walk(ids, table, out):
     n_threads = out.shape[0]
     for t in nb.prange(n_threads):
         a0 = a1 = a2 = a3 = 0.0
-        lo, hi = t * n // n_threads, (t + 1) * n // n_threads
+        lo, hi = _thread_share(t, n, n_threads)
         for r0 in range(0, n_grids - n_grids % LANES, LANES):
             ids0, ids1, ids2, ids3 = ids[r0, lo:hi], ids[r0 + 1, lo:hi], ids[r0 + 2, lo:hi], ids[r0 + 3, lo:hi]
             for i in range(hi - lo):
@@ -139,7 +146,8 @@ def scatter_walk(ids, values, tables):
     n_groups = n_grids // LANES
     for t in nb.prange(n_threads):
         table = tables[t]
-        for g in range(t * n_groups // n_threads, (t + 1) * n_groups // n_threads):
+        first, last = _thread_share(t, n_groups, n_threads)
+        for g in range(first, last):
             ids0, ids1, ids2, ids3 = ids[g * LANES], ids[g * LANES + 1], ids[g * LANES + 2], ids[g * LANES + 3]
             for i in range(n):
                 x = values[i]
@@ -159,8 +167,8 @@ def key_steps(x, u, inv_delta, mult, out):
     n_threads, n_grids, n = out.shape[0], u.shape[0], x.shape[0]
     for t in nb.prange(n_threads):
         keys = np.zeros(n_grids, np.uint64)
-        lo = t * n // n_threads
-        share = x[lo:(t + 1) * n // n_threads]  # indexed from 0
+        lo, hi = _thread_share(t, n, n_threads)
+        share = x[lo:hi]  # indexed from 0
         for i in range(share.shape[0]):
             value, a = share[i], mult[(lo + i) & 15]
             for k in range(n_grids):
@@ -179,7 +187,7 @@ def hash_lookups(keys, table_keys, table_ids, ids, n_threads):
     mask = table_keys.shape[0] - 1
     n = keys.shape[0]
     for t in nb.prange(n_threads):
-        lo, hi = t * n // n_threads, (t + 1) * n // n_threads
+        lo, hi = _thread_share(t, n, n_threads)
         share, out = keys[lo:hi], ids[lo:hi]  # indexed from 0
         for i in range(hi - lo):
             out[i] = find_column(share[i], 0, mask, table_keys, table_ids)
