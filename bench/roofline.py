@@ -245,10 +245,8 @@ def floors(vector_bytes: int, fresh_bytes: int) -> dict:
     of a fit's ids, which the system maps and clears on their first write)."""
     rng = np.random.default_rng(0)
     threads = nb.get_num_threads()
-    # ids unsigned, so that no index is checked for a wrap below 0: the floors are the cores' best
-    ids = rng.integers(0, L1_DOUBLES // LANES, IDS_IN_CACHE, dtype=np.int32).astype(np.uint32)
-    # the k-th of every 4 ids in the table's k-th quarter
-    lanes = (ids + quarter_offsets(IDS_IN_CACHE)).astype(np.uint32)
+    ids = rng.integers(0, L1_DOUBLES // LANES, IDS_IN_CACHE, dtype=np.int32).astype(np.uint32)  # no wrap check
+    lanes = (ids + quarter_offsets(IDS_IN_CACHE)).astype(np.uint32)  # k-th of every 4 in the k-th quarter
     values = rng.random(IDS_IN_CACHE // LANES)
     table = rng.random(L1_DOUBLES // LANES)
     out = np.empty(threads)
