@@ -206,7 +206,7 @@ def main(argv=None) -> int:
             steps, floor_s = floor_time(authors, data, target)
             row = {"dataset": name, "task": data.task, "R": R, "sigma": sigma, "lam": lam, "repeats": args.repeats,
                    "their_perf": target, "their_s": their_s, "their_D": theirs[0]["D"],
-                   "cg50_perf": med["fifty"][0], "cg50_s": med["fifty"][1],
+                   "cg50_perf": med["fifty"][0], "cg50_s": med["fifty"][1], "cg50_steps": fifty[0]["cg_iterations"],
                    "default_perf": med["default"][0], "default_s": med["default"][1],
                    "default_steps": ours[0]["cg_iterations"], "default_search_steps": ours[0].get("search_iterations", 0),
                    "default_reaches": _reaches(med["default"][0], target, data.task),

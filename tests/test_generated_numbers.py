@@ -12,7 +12,7 @@ import pytest
 
 from rbrepro.errors import InvalidParameter
 from rbrepro.report import blocks
-from rbrepro.report.sections.bench import BENCH_BLOCKS, stopping_block
+from rbrepro.report.sections.bench import BENCH_BLOCKS, aims_block, stopping_block
 
 ROOT = Path(__file__).resolve().parents[1]
 #: a number with a unit, as a reader counts them: times, sizes, percentages, factors
@@ -79,3 +79,33 @@ def test_a_benchmark_block_says_where_its_numbers_come_from_or_which_command_wri
     text = stopping_block(tmp_path)
     assert "on 0 of 1 datasets" in text and "| no | yes |" in text  # 0.1 points below is more than the slack
     assert "commit abc; clean tree; CPU, 2 logical cores; 2 threads; other cores' load 0.01 (quiet)" in text
+
+
+def test_each_speed_aim_is_judged_against_its_steps_with_every_part_at_the_machines_floor(tmp_path):
+    provenance = {"git_commit": "abc", "git_dirty": False, "cpu": "CPU", "cpu_cores": 2, "load_other_cores": 0.01,
+                  "quiet": True}
+    authors = [{"dataset": name, "R": R, "their_s": 30.0, "cg50_s": ours, "cg50_steps": steps, **provenance}
+               for name, R, ours, steps in (("ijcnn1", 64, 0.9, 50), ("ijcnn1", 256, 1.5, 50), ("ijcnn1", 1024, 2.0, 40),
+                                            ("cadata", 256, 9.0, None), ("cadata", 64, 9.0, 50))]
+    roofline = []
+    for R, featurize_floor, step_floor in ((64, 0.1, 10.0), (256, 0.1, 10.0), (1024, 0.2, 40.0)):
+        for part, value, floor, unit in (("gather Z p", 3.0, 2.0, "ms"), ("scatter Z^T v + dots", 1.0, 1.0, "ms"),
+                                         ("whole CG step", 2 * step_floor, step_floor, "ms"),
+                                         ("featurize: numbering", 9.0, 1.0, "ms"),
+                                         ("featurize", 2 * featurize_floor, featurize_floor, "s")):
+            roofline.append({"figure": f"ijcnn1 R={R} {part}", "value": value, "baseline": floor, "unit": unit,
+                             **provenance})
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    pd.DataFrame(authors).to_csv(tmp_path / "bench" / "results" / "authors.csv", index=False)
+    pd.DataFrame(roofline).to_csv(tmp_path / "bench" / "results" / "roofline.csv", index=False)
+    text = aims_block(tmp_path)
+    assert text.startswith("Of 4 aims, 1 met, 1 within what the floors allow") and "1 past them" in text
+    assert "1 without a floor measured" in text and "| cadata | 64 |" not in text  # no aim at cadata R = 64
+    rows = {line.split(" | ")[1]: line for line in text.splitlines() if line.startswith("| ijcnn1 |")}
+    assert "| ×33.3 |" in rows["64"] and "| met |" in rows["64"]
+    # 0.1 s + 50 steps of 10 ms = 0.6 s at the floor, against the 1 s the aim needs
+    assert "| 0.6 | ×50.0 | within the floor | gather Z p | 0.5 s less, of the 0.9 s above the floor |" in rows["256"]
+    # 0.2 s + 40 steps of 40 ms = 1.8 s at the floor: 1.8 times what the aim allows
+    assert "| 1.8 | ×16.7 | past the floor | gather Z p | a step ×1.80 below its floor" in rows["1024"]
+    assert "| cadata | 256 | ×10 | 30 | 9 | – | ×3.3 | 3 | – | – | no floor measured |" in text
+    assert text.count("From `bench/results/") == 2

@@ -22,6 +22,12 @@ ACCURACY_SLACK, ERROR_SLACK = 0.05, 0.001
 AUTHORS_TARGET = 40.0
 #: two times within this ratio of each other are level, not a win
 LEVEL_RATIO = 1.1
+#: the speed-ups over the authors' C++ at their fixed 50 CG steps that rbrepro aims at, per (dataset, R)
+FIFTY_STEP_AIMS = {**{("ijcnn1", R): 30.0 for R in (64, 256, 1024)},
+                   **{(name, 256): 10.0 for name in ("cadata", "letter", "cod_rna_split")},
+                   **{("mnist", R): 10.0 for R in (64, 256)}}
+#: a part of a step within this factor of the machine's floor for it counts as at the floor
+AT_THE_FLOOR = 1.3
 
 
 def _read(root: Path, name: str, make: str) -> tuple[pd.DataFrame | None, str]:
@@ -148,6 +154,62 @@ def roofline_block(root: Path) -> str:
     return _block("", ["part", "time", "the machine's floor", "× the floor", "note"], out, rows, "roofline.csv")
 
 
+def _roofline_cell(roofline: pd.DataFrame, name: str, R: int) -> dict:
+    """One (dataset, R) of roofline.csv: {part: (time, floor)} in seconds, the part named as after "R=.. "."""
+    prefix = f"{name} R={R} "
+    cell = roofline[roofline["figure"].str.startswith(prefix)]
+    scale = cell["unit"].map({"s": 1.0, "ms": 1e-3})
+    return {f[len(prefix):]: (v, b) for f, v, b in zip(cell["figure"], cell["value"] * scale, cell["baseline"] * scale)}
+
+
+def aims_block(root: Path) -> str:
+    """Each speed-up aimed at over the authors' 50 steps, against what this machine's floors allow: ours under
+    their rule now, and featurization plus the steps their rule took with every part at its floor (a lower
+    bound: the solve's setup and a fit's other fixed costs left out), from authors.csv and roofline.csv."""
+    rows, missing = _read(root, "authors.csv", "make bench-authors AUTHORS=PATH")
+    roofline, missing_roofline = _read(root, "roofline.csv", "make bench-roofline")
+    if rows is None or roofline is None:
+        return missing or missing_roofline
+    out, verdicts = [], []
+    for r in rows.itertuples():
+        aim = FIFTY_STEP_AIMS.get((r.dataset, int(r.R)))
+        if aim is None:
+            continue
+        cell = _roofline_cell(roofline, r.dataset, int(r.R))
+        needs, now = r.their_s / aim, r.their_s / r.cg50_s
+        off = sorted(part for part, (value, floor) in cell.items()
+                     if ":" not in part and part not in ("whole CG step", "featurize") and value > AT_THE_FLOOR * floor)
+        steps = getattr(r, "cg50_steps", float("nan"))
+        measured = "whole CG step" in cell and "featurize" in cell and pd.notna(steps)
+        at_floor = cell["featurize"][1] + float(steps) * cell["whole CG step"][1] if measured else float("nan")
+        if now >= aim:
+            verdict, would = "met", "–"
+        elif not measured:
+            verdict, would = "no floor measured", "`make bench-roofline` and `make bench-authors` at this R"
+        elif r.their_s / at_floor >= aim:
+            verdict = "within the floor"
+            would = f"{r.cg50_s - needs:.3g} s less, of the {r.cg50_s - at_floor:.3g} s above the floor"
+        else:
+            verdict = "past the floor"
+            would = f"a step ×{at_floor / needs:.2f} below its floor: fewer loads and updates per step, or fewer steps"
+        verdicts.append(verdict)
+        out.append([r.dataset, int(r.R), f"×{aim:g}", f"{r.their_s:.3g}", f"{r.cg50_s:.3g}",
+                    int(steps) if pd.notna(steps) else "–", f"×{now:.1f}",
+                    f"{needs:.3g}", f"{at_floor:.3g}" if measured else "–",
+                    f"×{r.their_s / at_floor:.1f}" if measured else "–", verdict,
+                    ", ".join(off) or "none", would])
+    counts = {v: verdicts.count(v) for v in ("met", "within the floor", "past the floor", "no floor measured")}
+    head = (f"Of {len(verdicts)} aims, {counts['met']} met, {counts['within the floor']} within what the floors "
+            f"allow (the parts above {AT_THE_FLOOR:g}× their floor hold them back) and {counts['past the floor']} "
+            f"past them: even with featurization and every step their rule takes (at most 50) at this machine's floor "
+            "(the solve's setup and other fixed costs left out) the aim is not reached"
+            + (f"; {counts['no floor measured']} without a floor measured" if counts["no floor measured"] else "")
+            + ". Seconds are train times; the floor's are from the roofline below, measured in its own run.")
+    return _block(head, ["dataset", "R", "aim", "theirs s", "ours, their rule s", "steps", "× now", "the aim needs s",
+                         "at the floor s", "× at the floor", "verdict", f"parts above {AT_THE_FLOOR:g}× their floor",
+                         "what it would take"], out, rows, "authors.csv") + "\n" + provenance_line(roofline, "roofline.csv")
+
+
 def rcd_kernels_block(root: Path) -> str:
     """Seconds per RCD epoch of each kernel, against the sequential one in the same run."""
     rows, missing = _read(root, "rcd-kernels.csv", "python -m bench.rcd_kernels")
@@ -182,6 +244,6 @@ def peers_block(root: Path) -> str:
     return _block(head, ["dataset", "target", "method", "seconds (median)", "R reached"], out, rows, "peers.csv")
 
 
-BENCH_BLOCKS = {"bench:stopping": stopping_block, "bench:authors": authors_block,
+BENCH_BLOCKS = {"bench:stopping": stopping_block, "bench:authors": authors_block, "bench:aims": aims_block,
                 "bench:sigma-auto": sigma_auto_block, "bench:roofline": roofline_block,
                 "bench:rcd-kernels": rcd_kernels_block, "bench:peers": peers_block}
