@@ -104,8 +104,8 @@ def test_each_speed_aim_is_judged_against_its_steps_with_every_part_at_the_machi
     rows = {line.split(" | ")[1]: line for line in text.splitlines() if line.startswith("| ijcnn1 |")}
     assert "| ×33.3 |" in rows["64"] and "| met |" in rows["64"]
     # 0.1 s + 50 steps of 10 ms = 0.6 s at the floor, against the 1 s the aim needs
-    assert "| 0.6 | ×50.0 | within the floor | gather Z p | 0.5 s less, of the 0.9 s above the floor |" in rows["256"]
+    assert "| 0.6 | ×50.0 | within the floor | featurize: numbering, gather Z p | 0.5 s less, of the 0.9 s above the floor |" in rows["256"]
     # 0.2 s + 40 steps of 40 ms = 1.8 s at the floor: 1.8 times what the aim allows
-    assert "| 1.8 | ×16.7 | past the floor | gather Z p | a step ×1.80 below its floor" in rows["1024"]
+    assert "| 1.8 | ×16.7 | past the floor | featurize: numbering, gather Z p | a step ×1.80 below its floor" in rows["1024"]
     assert "| cadata | 256 | ×10 | 30 | 9 | – | ×3.3 | 3 | – | – | no floor measured |" in text
     assert text.count("From `bench/results/") == 2

@@ -177,8 +177,8 @@ def aims_block(root: Path) -> str:
             continue
         cell = _roofline_cell(roofline, r.dataset, int(r.R))
         needs, now = r.their_s / aim, r.their_s / r.cg50_s
-        off = sorted(part for part, (value, floor) in cell.items()
-                     if ":" not in part and part not in ("whole CG step", "featurize") and value > AT_THE_FLOOR * floor)
+        off = sorted(part for part, (value, floor) in cell.items()  # the parts, not their two sums
+                     if part not in ("whole CG step", "featurize") and value > AT_THE_FLOOR * floor)
         steps = getattr(r, "cg50_steps", float("nan"))
         measured = "whole CG step" in cell and "featurize" in cell and pd.notna(steps)
         at_floor = cell["featurize"][1] + float(steps) * cell["whole CG step"][1] if measured else float("nan")
