@@ -28,6 +28,10 @@ FIFTY_STEP_AIMS = {**{("ijcnn1", R): 30.0 for R in (64, 256, 1024)},
                    **{("mnist", R): 10.0 for R in (64, 256)}}
 #: a part of a step within this factor of the machine's floor for it counts as at the floor
 AT_THE_FLOOR = 1.3
+#: the roofline's two sums of parts: a fit's featurization and one CG step
+FEATURIZE, STEP = "featurize", "whole CG step"
+#: what the aims block says of each aim
+AIM_VERDICTS = ("met", "within the floor", "past the floor", "no floor measured")
 
 
 def _read(root: Path, name: str, make: str) -> tuple[pd.DataFrame | None, str]:
@@ -178,10 +182,10 @@ def aims_block(root: Path) -> str:
         cell = _roofline_cell(roofline, r.dataset, int(r.R))
         needs, now = r.their_s / aim, r.their_s / r.cg50_s
         off = sorted(part for part, (value, floor) in cell.items()  # the parts, not their two sums
-                     if part not in ("whole CG step", "featurize") and value > AT_THE_FLOOR * floor)
+                     if part not in (FEATURIZE, STEP) and value > AT_THE_FLOOR * floor)
         steps = getattr(r, "cg50_steps", float("nan"))
-        measured = "whole CG step" in cell and "featurize" in cell and pd.notna(steps)
-        at_floor = cell["featurize"][1] + float(steps) * cell["whole CG step"][1] if measured else float("nan")
+        measured = STEP in cell and FEATURIZE in cell and pd.notna(steps)
+        at_floor = cell[FEATURIZE][1] + float(steps) * cell[STEP][1] if measured else float("nan")
         if now >= aim:
             verdict, would = "met", "–"
         elif not measured:
@@ -198,7 +202,7 @@ def aims_block(root: Path) -> str:
                     f"{needs:.3g}", f"{at_floor:.3g}" if measured else "–",
                     f"×{r.their_s / at_floor:.1f}" if measured else "–", verdict,
                     ", ".join(off) or "none", would])
-    counts = {v: verdicts.count(v) for v in ("met", "within the floor", "past the floor", "no floor measured")}
+    counts = {v: verdicts.count(v) for v in AIM_VERDICTS}
     head = (f"Of {len(verdicts)} aims, {counts['met']} met, {counts['within the floor']} within what the floors "
             f"allow (the parts above {AT_THE_FLOOR:g}× their floor hold them back) and {counts['past the floor']} "
             f"past them: even with featurization and every step their rule takes (at most 50) at this machine's floor "
