@@ -113,13 +113,19 @@ def test_gather_and_scatter_match_dense_products(X, n_cols, R):
     np.testing.assert_allclose(Zt.rmatvec(V[:60]), dense_t.T @ V[:60], atol=1e-12)
 
 
-@pytest.mark.parametrize("R", [3, 12, 13])  # fewer grids than a group; whole groups; one over
-def test_grouped_scatter_sums_each_column_in_row_order(X, R):
-    """The scatters walk GRID_GROUP grids together; every column must still add its rows in
-    increasing order, as one grid at a time does (np.add.at), so the sums agree bit for bit."""
+@pytest.mark.parametrize("R", [3, 12, 13, 17])  # fewer grids than a group; whole groups; one over
+@pytest.mark.parametrize("columns", ["few", "many"])  # per grid: the CG scatter's WIDE_GROUP, or GRID_GROUP
+def test_grouped_scatter_sums_each_column_in_row_order(X, R, columns):
+    """The scatters walk GRID_GROUP (or WIDE_GROUP) grids together; every column must still add its rows
+    in increasing order, as one grid at a time does (np.add.at), so the sums agree bit for bit."""
     from rbrepro.features import _matvec_kernels as kernels
 
-    rb, _ = _fit(X, R=R)
+    if columns == "many":  # every row in a bin of its own: more columns a grid than WIDE_GROUP_MAX_COLUMNS
+        X = np.random.default_rng(1).random((kernels.WIDE_GROUP_MAX_COLUMNS + 500, 6))
+    rb, _ = _fit(X, R=R, sigma=2.0 if columns == "few" else 500.0)
+    wide = rb.n_bins_ <= kernels.WIDE_GROUP_MAX_COLUMNS * R
+    assert wide == (columns == "few")
+    assert kernels._scatter_group_size(rb.column_offsets_) == (kernels.WIDE_GROUP if wide else kernels.GRID_GROUP)
     Zt = rb.transform_binned(np.vstack([X, X[:30] + 50.0]))  # with unseen bins (-1)
     rng = np.random.default_rng(7)
     V = rng.standard_normal((Zt.n_rows, 2))
@@ -139,7 +145,7 @@ def test_grouped_scatter_sums_each_column_in_row_order(X, R):
     fused, dots = np.empty(Zt.n_columns), np.empty((R, kernels.N_DOTS))
     kernels.scatter_gram_vector(Zt.ids, np.ascontiguousarray(V[:, 0]), Zt.offsets, p, r, m, 0.25, 0.5, fused, dots)
     np.testing.assert_array_equal(fused, 0.25 * expected[:, 0] + 0.5 * p)
-    S = ref.dense_features(Zt.ids, Zt.n_columns) * np.sqrt(R)  # the 0/1 pattern
+    S = Zt.to_csr() * np.sqrt(R)  # the 0/1 pattern (sparse: "many" columns would not fit dense)
     for inv_diag in (m, np.empty(0)):  # pcg's M, and plain CG's (none)
         Q, want = kernels.reference_gram_dots(S, p[:, None], r[:, None], inv_diag, 0.25, 0.5)
         fused1, dots1 = np.empty(Zt.n_columns), np.empty((R, kernels.N_DOTS))

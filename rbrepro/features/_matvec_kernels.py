@@ -10,6 +10,13 @@ import numba as nb
 import numpy as np
 
 GRID_GROUP = 4
+#: grids the CG step's one-target scatter walks together where grids have few columns: more independent
+#: read-add-write chains, and v read once for twice as many grids. Against GRID_GROUP, same process,
+#: best of 11, 2 threads: cod_rna_split (83-101 columns a grid) x1.8 at R = 64, 256, 1024; cadata (592-650)
+#: x1.3 at R = 64 and 1024, x1.04-1.14 at 256; ijcnn1 (1,538-1,672) x0.92-1.0, so it keeps GRID_GROUP
+WIDE_GROUP = 8
+#: the mean columns per grid up to which that scatter takes WIDE_GROUP grids (8 grids' columns in 64 KB)
+WIDE_GROUP_MAX_COLUMNS = 1024
 #: the dots the scatter of a CG step returns per grid and target, in this order: p^T q, r^T M q and
 #: q^T M q, with q = (Z^T Z + lam I) p and M the preconditioner's diagonal (ones for CG)
 N_DOTS = 3
@@ -167,15 +174,29 @@ def scatter_vector(ids, v, offsets, out):
         _scatter_group(ids, v, r0, r1, out)
 
 
+@nb.njit(cache=True, inline="always")
+def _scatter_group_size(offsets):
+    """WIDE_GROUP where the grids hold at most WIDE_GROUP_MAX_COLUMNS columns each on average, else GRID_GROUP."""
+    n_grids = offsets.shape[0] - 1
+    return WIDE_GROUP if offsets[n_grids] <= WIDE_GROUP_MAX_COLUMNS * n_grids else GRID_GROUP
+
+
 @nb.njit(inline="always")
 def _scatter_group(ids, v, r0, r1, out):
     """out[ids[r, i]] += v[i] for the grids r0..r1-1 together, row by row (see `scatter`); a full
-    group takes a constant trip count, which the compiler unrolls."""
+    group (GRID_GROUP or WIDE_GROUP grids) takes a constant trip count, which the compiler unrolls."""
     n = ids.shape[1]
     if r1 - r0 == GRID_GROUP:
         for i in range(n):
             x = v[i]
             for k in range(GRID_GROUP):
+                col = ids[r0 + k, i]
+                if col >= 0:
+                    out[col] += x
+    elif r1 - r0 == WIDE_GROUP:
+        for i in range(n):
+            x = v[i]
+            for k in range(WIDE_GROUP):
                 col = ids[r0 + k, i]
                 if col >= 0:
                     out[col] += x
@@ -197,14 +218,15 @@ def scatter_gram_vector(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_
     (p^T q, r^T M q, q^T M q) on grid r's columns: one pass over each group's columns while they are
     in cache, instead of more passes over D. Grids are scattered GRID_GROUP at a time, as in
     `scatter` (×1.49 / ×1.48 / ×1.78 at R = 64 / 256 / 1024 on ijcnn1, `python -m bench.rb_layout 64 256 1024`; the
-    same sums, bit for bit). inv_diag is M's diagonal, or an empty array for plain CG (M = I).
+    same sums, bit for bit), or WIDE_GROUP at a time where grids have few columns (`_scatter_group_size`). inv_diag is M's diagonal, or an empty array for plain CG (M = I).
     Reference: `reference_gram_dots`.
     """
     n_grids, n = ids.shape
     precond = inv_diag.shape[0] == out.shape[0]
-    for g in nb.prange((n_grids + GRID_GROUP - 1) // GRID_GROUP):
-        r0 = g * GRID_GROUP
-        r1 = min(n_grids, r0 + GRID_GROUP)
+    group = _scatter_group_size(offsets)
+    for g in nb.prange((n_grids + group - 1) // group):
+        r0 = g * group
+        r1 = min(n_grids, r0 + group)
         for col in range(offsets[r0], offsets[r1]):
             out[col] = 0.0
         _scatter_group(ids, v, r0, r1, out)
