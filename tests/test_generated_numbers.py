@@ -109,3 +109,8 @@ def test_each_speed_aim_is_judged_against_its_steps_with_every_part_at_the_machi
     assert "| 1.8 | ×16.7 | past the floor | featurize: numbering, gather Z p | a step ×1.80 below its floor" in rows["1024"]
     assert "| cadata | 256 | ×10 | 30 | 9 | – | ×3.3 | 3 | – | – | no floor measured |" in text
     assert text.count("From `bench/results/") == 2
+    # floors measured on another CPU judge nothing: every aim not met says so and names that CPU
+    pd.DataFrame(roofline).assign(cpu="Other CPU").to_csv(tmp_path / "bench" / "results" / "roofline.csv", index=False)
+    text = aims_block(tmp_path)
+    assert text.startswith("Of 4 aims, 1 met, 0 within what the floors allow") and "3 without a floor measured" in text
+    assert text.count("`make bench-roofline` on this machine (the floors are of Other CPU)") == 3
