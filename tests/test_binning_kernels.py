@@ -125,7 +125,7 @@ def test_grouped_scatter_sums_each_column_in_row_order(X, R, columns):
     rb, _ = _fit(X, R=R, sigma=2.0 if columns == "few" else 500.0)
     wide = rb.n_bins_ <= kernels.WIDE_GROUP_MAX_COLUMNS * R
     assert wide == (columns == "few")
-    assert kernels._scatter_group_size(rb.column_offsets_) == (kernels.WIDE_GROUP if wide else kernels.GRID_GROUP)
+    assert kernels._wide_groups(rb.column_offsets_) == wide
     Zt = rb.transform_binned(np.vstack([X, X[:30] + 50.0]))  # with unseen bins (-1)
     rng = np.random.default_rng(7)
     V = rng.standard_normal((Zt.n_rows, 2))

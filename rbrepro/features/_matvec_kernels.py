@@ -10,12 +10,12 @@ import numba as nb
 import numpy as np
 
 GRID_GROUP = 4
-#: grids the CG step's one-target scatter walks together where grids have few columns: more independent
+#: grids the one-target scatters (the CG step's, and Z^T v) walk together where grids have few columns: more independent
 #: read-add-write chains, and v read once for twice as many grids. Against GRID_GROUP, same process,
 #: best of 11, 2 threads: cod_rna_split (83-101 columns a grid) x1.8 at R = 64, 256, 1024; cadata (592-650)
 #: x1.3 at R = 64 and 1024, x1.04-1.14 at 256; ijcnn1 (1,538-1,672) x0.92-1.0, so it keeps GRID_GROUP
 WIDE_GROUP = 8
-#: the mean columns per grid up to which that scatter takes WIDE_GROUP grids (8 grids' columns in 64 KB)
+#: the mean columns per grid up to which those scatters take WIDE_GROUP grids (8 grids' columns in 64 KB)
 WIDE_GROUP_MAX_COLUMNS = 1024
 #: the dots the scatter of a CG step returns per grid and target, in this order: p^T q, r^T M q and
 #: q^T M q, with q = (Z^T Z + lam I) p and M the preconditioner's diagonal (ones for CG)
@@ -162,41 +162,59 @@ def _gather_vector(ids, w, out, n_threads):
                 o[i] = _plus_seen(o[i], w, ids_r[i])
 
 
-@nb.njit(parallel=True, cache=True)
+@nb.njit(cache=True)
 def scatter_vector(ids, v, offsets, out):
-    """scatter for one right-hand side (v, out 1-D); grids in groups as in `scatter`."""
-    n_grids, n = ids.shape
+    """scatter for one right-hand side (v, out 1-D); grids in groups as in `scatter_gram_vector`."""
+    if _wide_groups(offsets):
+        _scatter_vector_wide(ids, v, offsets, out)
+    else:
+        _scatter_vector_narrow(ids, v, offsets, out)
+
+
+@nb.njit(parallel=True, cache=True)
+def _scatter_vector_narrow(ids, v, offsets, out):
+    n_grids = ids.shape[0]
     for g in nb.prange((n_grids + GRID_GROUP - 1) // GRID_GROUP):
-        r0 = g * GRID_GROUP
-        r1 = min(n_grids, r0 + GRID_GROUP)
-        for col in range(offsets[r0], offsets[r1]):
-            out[col] = 0.0
+        r0, r1 = _zeroed_group(offsets, g, GRID_GROUP, out)
         _scatter_group(ids, v, r0, r1, out)
 
 
+@nb.njit(parallel=True, cache=True)
+def _scatter_vector_wide(ids, v, offsets, out):
+    n_grids = ids.shape[0]
+    for g in nb.prange((n_grids + WIDE_GROUP - 1) // WIDE_GROUP):
+        r0, r1 = _zeroed_group(offsets, g, WIDE_GROUP, out)
+        _scatter_wide_group(ids, v, r0, r1, out)
+
+
 @nb.njit(cache=True, inline="always")
-def _scatter_group_size(offsets):
-    """WIDE_GROUP where the grids hold at most WIDE_GROUP_MAX_COLUMNS columns each on average, else GRID_GROUP."""
+def _wide_groups(offsets):
+    """True where the grids hold at most WIDE_GROUP_MAX_COLUMNS columns each on average: the one-target
+    scatters then walk WIDE_GROUP grids together. Each group size has a kernel of its own: one kernel
+    taking the size at run time ran ijcnn1's GRID_GROUP scatter x0.83-0.86 as fast."""
     n_grids = offsets.shape[0] - 1
-    return WIDE_GROUP if offsets[n_grids] <= WIDE_GROUP_MAX_COLUMNS * n_grids else GRID_GROUP
+    return offsets[n_grids] <= WIDE_GROUP_MAX_COLUMNS * n_grids
+
+
+@nb.njit(inline="always")
+def _zeroed_group(offsets, g, group, out):
+    """(first grid, one past the last) of the g-th group of `group` grids, its columns of out zeroed."""
+    r0 = g * group
+    r1 = min(offsets.shape[0] - 1, r0 + group)
+    for col in range(offsets[r0], offsets[r1]):
+        out[col] = 0.0
+    return r0, r1
 
 
 @nb.njit(inline="always")
 def _scatter_group(ids, v, r0, r1, out):
     """out[ids[r, i]] += v[i] for the grids r0..r1-1 together, row by row (see `scatter`); a full
-    group (GRID_GROUP or WIDE_GROUP grids) takes a constant trip count, which the compiler unrolls."""
+    group takes a constant trip count, which the compiler unrolls."""
     n = ids.shape[1]
     if r1 - r0 == GRID_GROUP:
         for i in range(n):
             x = v[i]
             for k in range(GRID_GROUP):
-                col = ids[r0 + k, i]
-                if col >= 0:
-                    out[col] += x
-    elif r1 - r0 == WIDE_GROUP:
-        for i in range(n):
-            x = v[i]
-            for k in range(WIDE_GROUP):
                 col = ids[r0 + k, i]
                 if col >= 0:
                     out[col] += x
@@ -209,7 +227,21 @@ def _scatter_group(ids, v, r0, r1, out):
                     out[col] += x
 
 
-@nb.njit(parallel=True, cache=True)
+@nb.njit(inline="always")
+def _scatter_wide_group(ids, v, r0, r1, out):
+    """`_scatter_group` for WIDE_GROUP grids."""
+    if r1 - r0 == WIDE_GROUP:
+        for i in range(ids.shape[1]):
+            x = v[i]
+            for k in range(WIDE_GROUP):
+                col = ids[r0 + k, i]
+                if col >= 0:
+                    out[col] += x
+    else:
+        _scatter_group(ids, v, r0, r1, out)
+
+
+@nb.njit(cache=True)
 def scatter_gram_vector(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_dots):
     """The scatter that finishes a CG step's q = (Z^T Z + lam I) p, fused with its scaling and the dots
     the step needs (one target; `scatter_gram_dots` for several).
@@ -217,34 +249,53 @@ def scatter_gram_vector(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_
     v = S p (a gather); then out = scale2 * S^T v + lam * p, and grid_dots[r, :] = the N_DOTS dots
     (p^T q, r^T M q, q^T M q) on grid r's columns: one pass over each group's columns while they are
     in cache, instead of more passes over D. Grids are scattered GRID_GROUP at a time, as in
-    `scatter` (×1.49 / ×1.48 / ×1.78 at R = 64 / 256 / 1024 on ijcnn1, `python -m bench.rb_layout 64 256 1024`; the
-    same sums, bit for bit), or WIDE_GROUP at a time where grids have few columns (`_scatter_group_size`). inv_diag is M's diagonal, or an empty array for plain CG (M = I).
-    Reference: `reference_gram_dots`.
+    `scatter` (×1.49 / ×1.48 / ×1.78 at R = 64 / 256 / 1024 on ijcnn1, `python -m bench.rb_layout 64 256 1024`;
+    the same sums, bit for bit), or WIDE_GROUP at a time where grids have few columns (`_wide_groups`).
+    inv_diag is M's diagonal, or an empty array for plain CG (M = I). Reference: `reference_gram_dots`.
     """
-    n_grids, n = ids.shape
-    precond = inv_diag.shape[0] == out.shape[0]
-    group = _scatter_group_size(offsets)
-    for g in nb.prange((n_grids + group - 1) // group):
-        r0 = g * group
-        r1 = min(n_grids, r0 + group)
-        for col in range(offsets[r0], offsets[r1]):
-            out[col] = 0.0
+    if _wide_groups(offsets):
+        _scatter_gram_wide(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_dots)
+    else:
+        _scatter_gram_narrow(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_dots)
+
+
+@nb.njit(parallel=True, cache=True)
+def _scatter_gram_narrow(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_dots):
+    n_grids = ids.shape[0]
+    for g in nb.prange((n_grids + GRID_GROUP - 1) // GRID_GROUP):
+        r0, r1 = _zeroed_group(offsets, g, GRID_GROUP, out)
         _scatter_group(ids, v, r0, r1, out)
-        for k in range(r0, r1):
-            pq = rmq = qmq = 0.0
-            lo, hi = offsets[k], offsets[k + 1]
-            # grid k's columns as views indexed from 0 (see _gather_vector)
-            q, pk, rk, mk = out[lo:hi], p[lo:hi], r[lo:hi], inv_diag[lo:hi]  # (an empty inv_diag stays empty)
-            for col in range(q.shape[0]):
-                a = scale2 * q[col] + lam * pk[col]
-                q[col] = a
-                ma = mk[col] * a if precond else a
-                pq += pk[col] * a
-                rmq += rk[col] * ma
-                qmq += a * ma
-            grid_dots[k, 0] = pq
-            grid_dots[k, 1] = rmq
-            grid_dots[k, 2] = qmq
+        _finish_grids(offsets, r0, r1, p, r, inv_diag, scale2, lam, out, grid_dots)
+
+
+@nb.njit(parallel=True, cache=True)
+def _scatter_gram_wide(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_dots):
+    n_grids = ids.shape[0]
+    for g in nb.prange((n_grids + WIDE_GROUP - 1) // WIDE_GROUP):
+        r0, r1 = _zeroed_group(offsets, g, WIDE_GROUP, out)
+        _scatter_wide_group(ids, v, r0, r1, out)
+        _finish_grids(offsets, r0, r1, p, r, inv_diag, scale2, lam, out, grid_dots)
+
+
+@nb.njit(inline="always")
+def _finish_grids(offsets, r0, r1, p, r, inv_diag, scale2, lam, out, grid_dots):
+    """q = scale2 * out + lam * p on grids r0..r1-1's columns, and each grid's N_DOTS dots into grid_dots."""
+    precond = inv_diag.shape[0] == out.shape[0]
+    for k in range(r0, r1):
+        pq = rmq = qmq = 0.0
+        lo, hi = offsets[k], offsets[k + 1]
+        # grid k's columns as views indexed from 0 (see _gather_vector)
+        q, pk, rk, mk = out[lo:hi], p[lo:hi], r[lo:hi], inv_diag[lo:hi]  # (an empty inv_diag stays empty)
+        for col in range(q.shape[0]):
+            a = scale2 * q[col] + lam * pk[col]
+            q[col] = a
+            ma = mk[col] * a if precond else a
+            pq += pk[col] * a
+            rmq += rk[col] * ma
+            qmq += a * ma
+        grid_dots[k, 0] = pq
+        grid_dots[k, 1] = rmq
+        grid_dots[k, 2] = qmq
 
 
 @nb.njit(inline="always")
