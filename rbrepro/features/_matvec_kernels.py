@@ -166,32 +166,25 @@ def _gather_vector(ids, w, out, n_threads):
 def scatter_vector(ids, v, offsets, out):
     """scatter for one right-hand side (v, out 1-D); grids in groups as in `scatter_gram_vector`."""
     if _wide_groups(offsets):
-        _scatter_vector_wide(ids, v, offsets, out)
+        _scatter_vector_groups(ids, v, offsets, out, WIDE_GROUP)
     else:
-        _scatter_vector_narrow(ids, v, offsets, out)
+        _scatter_vector_groups(ids, v, offsets, out, GRID_GROUP)
 
 
 @nb.njit(parallel=True, cache=True)
-def _scatter_vector_narrow(ids, v, offsets, out):
-    n_grids = ids.shape[0]
-    for g in nb.prange((n_grids + GRID_GROUP - 1) // GRID_GROUP):
-        r0, r1 = _zeroed_group(offsets, g, GRID_GROUP, out)
-        _scatter_group(ids, v, r0, r1, out)
-
-
-@nb.njit(parallel=True, cache=True)
-def _scatter_vector_wide(ids, v, offsets, out):
-    n_grids = ids.shape[0]
-    for g in nb.prange((n_grids + WIDE_GROUP - 1) // WIDE_GROUP):
-        r0, r1 = _zeroed_group(offsets, g, WIDE_GROUP, out)
-        _scatter_wide_group(ids, v, r0, r1, out)
+def _scatter_vector_groups(ids, v, offsets, out, group):
+    nb.literally(group)  # a kernel per group size (`_wide_groups`)
+    for g in nb.prange((ids.shape[0] + group - 1) // group):
+        r0, r1 = _zeroed_group(offsets, g, group, out)
+        _scatter_group(ids, v, r0, r1, out, group)
 
 
 @nb.njit(cache=True, inline="always")
 def _wide_groups(offsets):
     """True where the grids hold at most WIDE_GROUP_MAX_COLUMNS columns each on average: the one-target
-    scatters then walk WIDE_GROUP grids together. Each group size has a kernel of its own: one kernel
-    taking the size at run time ran ijcnn1's GRID_GROUP scatter x0.83-0.86 as fast."""
+    scatters then walk WIDE_GROUP grids together. Each group size is compiled as a kernel of its own
+    (`numba.literally`): one kernel taking the size at run time ran ijcnn1's GRID_GROUP scatter
+    x0.83-0.86 as fast."""
     n_grids = offsets.shape[0] - 1
     return offsets[n_grids] <= WIDE_GROUP_MAX_COLUMNS * n_grids
 
@@ -207,14 +200,14 @@ def _zeroed_group(offsets, g, group, out):
 
 
 @nb.njit(inline="always")
-def _scatter_group(ids, v, r0, r1, out):
+def _scatter_group(ids, v, r0, r1, out, group):
     """out[ids[r, i]] += v[i] for the grids r0..r1-1 together, row by row (see `scatter`); a full
-    group takes a constant trip count, which the compiler unrolls."""
+    group takes a constant trip count (`group`, a compile-time constant), which the compiler unrolls."""
     n = ids.shape[1]
-    if r1 - r0 == GRID_GROUP:
+    if r1 - r0 == group:
         for i in range(n):
             x = v[i]
-            for k in range(GRID_GROUP):
+            for k in range(group):
                 col = ids[r0 + k, i]
                 if col >= 0:
                     out[col] += x
@@ -225,20 +218,6 @@ def _scatter_group(ids, v, r0, r1, out):
                 col = ids[r, i]
                 if col >= 0:
                     out[col] += x
-
-
-@nb.njit(inline="always")
-def _scatter_wide_group(ids, v, r0, r1, out):
-    """`_scatter_group` for WIDE_GROUP grids."""
-    if r1 - r0 == WIDE_GROUP:
-        for i in range(ids.shape[1]):
-            x = v[i]
-            for k in range(WIDE_GROUP):
-                col = ids[r0 + k, i]
-                if col >= 0:
-                    out[col] += x
-    else:
-        _scatter_group(ids, v, r0, r1, out)
 
 
 @nb.njit(cache=True)
@@ -254,26 +233,17 @@ def scatter_gram_vector(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_
     inv_diag is M's diagonal, or an empty array for plain CG (M = I). Reference: `reference_gram_dots`.
     """
     if _wide_groups(offsets):
-        _scatter_gram_wide(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_dots)
+        _scatter_gram_groups(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_dots, WIDE_GROUP)
     else:
-        _scatter_gram_narrow(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_dots)
+        _scatter_gram_groups(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_dots, GRID_GROUP)
 
 
 @nb.njit(parallel=True, cache=True)
-def _scatter_gram_narrow(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_dots):
-    n_grids = ids.shape[0]
-    for g in nb.prange((n_grids + GRID_GROUP - 1) // GRID_GROUP):
-        r0, r1 = _zeroed_group(offsets, g, GRID_GROUP, out)
-        _scatter_group(ids, v, r0, r1, out)
-        _finish_grids(offsets, r0, r1, p, r, inv_diag, scale2, lam, out, grid_dots)
-
-
-@nb.njit(parallel=True, cache=True)
-def _scatter_gram_wide(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_dots):
-    n_grids = ids.shape[0]
-    for g in nb.prange((n_grids + WIDE_GROUP - 1) // WIDE_GROUP):
-        r0, r1 = _zeroed_group(offsets, g, WIDE_GROUP, out)
-        _scatter_wide_group(ids, v, r0, r1, out)
+def _scatter_gram_groups(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_dots, group):
+    nb.literally(group)  # a kernel per group size (`_wide_groups`)
+    for g in nb.prange((ids.shape[0] + group - 1) // group):
+        r0, r1 = _zeroed_group(offsets, g, group, out)
+        _scatter_group(ids, v, r0, r1, out, group)
         _finish_grids(offsets, r0, r1, p, r, inv_diag, scale2, lam, out, grid_dots)
 
 
