@@ -175,13 +175,14 @@ def aims_block(root: Path) -> str:
     if rows is None or roofline is None:
         return missing or missing_roofline
     out, verdicts = [], []
-    floors_cpu = set(roofline["cpu"].astype(str)) if "cpu" in roofline else set()
+    floors_cpu = sorted(set(roofline["cpu"].astype(str))) if "cpu" in roofline else []
     for r in rows.itertuples():
         aim = FIFTY_STEP_AIMS.get((r.dataset, int(r.R)))
         if aim is None:
             continue
         # a floor is the machine's own: one measured on another CPU says nothing of this run
-        cell = _roofline_cell(roofline, r.dataset, int(r.R)) if floors_cpu == {str(r.cpu)} else {}
+        same_machine = floors_cpu == [str(r.cpu)]
+        cell = _roofline_cell(roofline, r.dataset, int(r.R)) if same_machine else {}
         needs, now = r.their_s / aim, r.their_s / r.cg50_s
         off = sorted(part for part, (value, floor) in cell.items()  # the parts, not their two sums
                      if part not in (FEATURIZE, STEP) and value > AT_THE_FLOOR * floor)
@@ -192,8 +193,8 @@ def aims_block(root: Path) -> str:
             verdict, would = "met", "–"
         elif not measured:
             verdict = "no floor measured"
-            would = ("`make bench-roofline` and `make bench-authors` at this R" if floors_cpu <= {str(r.cpu)} else
-                     f"`make bench-roofline` on this machine (the floors are of {', '.join(sorted(floors_cpu))})")
+            would = (f"`make bench-roofline` on this machine (the floors are of {', '.join(floors_cpu)})"
+                     if floors_cpu and not same_machine else "`make bench-roofline` and `make bench-authors` at this R")
         elif r.their_s / at_floor >= aim:
             verdict = "within the floor"
             would = f"{r.cg50_s - needs:.3g} s less, of the {r.cg50_s - at_floor:.3g} s above the floor"
