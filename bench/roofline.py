@@ -4,8 +4,9 @@ The floors are measured in the same process, with the same threads, by kernels t
 part must do, on data of the part's own shape:
 - indirect loads: stream as many int32 ids as the part reads (N R) and add table[id] from a table that
   fits in L1 (the gather Z p at its best: every load a cache hit, the ids streamed from wherever they live);
-- read-modify-writes: stream those ids, one value per 4 ids (as the scatter reads v once per group of 4
-  grids), and do table[id] += value into a per-thread L1-sized table (the scatter Z^T v at its best);
+- read-modify-writes: stream those ids, one value per group of 4 or 8 ids (as the scatter reads v once
+  per group of 4 grids, or of 8 where grids are narrow), and do table[id] += value into a per-thread
+  L1-sized table (the scatter Z^T v at its best: the faster of the two group sizes);
 - memory bandwidth: a STREAM-like triad over arrays as large together as the step's vectors (the
   vector updates, preconditioner and dots at their best), plus the fixed cost of each parallel kernel
   the update calls (a triad on 1 element);
@@ -47,13 +48,23 @@ import numba as nb
 import numpy as np
 import scipy.sparse as sp
 
+from bench.floor_kernels import (
+    LANES,
+    SCATTER_LANES,
+    gather_walk,
+    hash_lookups,
+    indirect_loads,
+    key_steps,
+    read_modify_writes,
+    scatter_walk,
+    triad,
+)
 from bench.record import record
 from bench.stopping import SIGMAS
 from rbrepro.data.load import load_dataset
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.features import _binning_kernels as bk
 from rbrepro.features import _matvec_kernels as mk
-from rbrepro.features._binning_kernels import bin_term, find_column
 from rbrepro.features.random_binning import KEY_BATCH_BYTES, _grid_batches
 from rbrepro.memory import available_memory_bytes
 from rbrepro.solvers import _cg_kernels as ck
@@ -66,137 +77,10 @@ STEPS = 10
 MORE_STEPS = 40  # a step's time is (time of STEPS + MORE_STEPS steps - time of STEPS) / MORE_STEPS
 L1_DOUBLES = 2048  # 16 KB: inside any core's L1 data cache
 IDS_IN_CACHE = 1 << 17  # 512 KB of int32 ids: in L2, so the cores' own rate is not waiting on a stream
-LANES = 4  # independent accumulators or tables, as the gather and scatter group 4 grids
 KEY_GRIDS = 64  # grids of the key-arithmetic floor: their offsets and widths (1 KB) stay in L1
 KEY_VALUES = 1 << 14  # feature values per pass of that floor (128 KB, in L2)
 TABLE_SLOTS = 1024  # the hash-lookup floor's table: 8 KB of keys and 4 KB of ids, in L1
 TABLE_KEYS = 256  # distinct keys in it, each in its own home slot
-
-
-@nb.njit(inline="always")
-def _thread_share(t: int, count: int, n_threads: int):
-    """Items lo <= i < hi of count that thread t of n_threads takes: contiguous, sizes within one."""
-    return t * count // n_threads, (t + 1) * count // n_threads
-
-
-@nb.njit(parallel=True, cache=True)
-def indirect_loads(ids, table, out):
-    """out[t] = sum of table[ids[i]] over thread t's share of ids: one indirect load per id, summed
-    into LANES (4) independent accumulators so that the adds never wait on each other (the loads'
-    own rate, not an add's latency)."""
-    n_threads = out.shape[0]
-    quads = ids.shape[0] // LANES
-    for t in nb.prange(n_threads):
-        a0 = a1 = a2 = a3 = 0.0
-        lo, hi = _thread_share(t, quads, n_threads)
-        share = ids[lo * LANES:hi * LANES]  # indexed from 0
-        for i in range(0, share.shape[0], LANES):
-            a0 += table[share[i]]
-            a1 += table[share[i + 1]]
-            a2 += table[share[i + 2]]
-            a3 += table[share[i + 3]]
-        out[t] = a0 + a1 + a2 + a3
-
-
-@nb.njit(parallel=True, cache=True)
-def read_modify_writes(ids, values, tables):
-    """tables[t, ids[4q + k]] += values[q] over thread t's share, 4 ids at a time: one value per 4 ids
-    (as the scatter reads v[i] once for its 4 grids), and ids[4q + k] lies in the table's k-th quarter
-    (as the 4 grids' columns are disjoint), so the 4 read-modify-write chains are independent and the
-    core can overlap them."""
-    n_threads = tables.shape[0]
-    quads = ids.shape[0] // LANES
-    for t in nb.prange(n_threads):
-        lo, hi = _thread_share(t, quads, n_threads)
-        share, xs, table = ids[lo * LANES:hi * LANES], values[lo:hi], tables[t]  # indexed from 0
-        for q in range(hi - lo):
-            x = xs[q]
-            for k in range(LANES):
-                table[share[q * LANES + k]] += x
-
-
-@nb.njit(parallel=True, cache=True)
-def gather_walk(ids, table, out):
-    """out[t] = sum of table[ids[r, i]] over every grid r and thread t's block of rows: the walk of the
-    gather (grid-major ids, 4 grids' rows streamed together, one contiguous block of rows per thread)
-    with every load an L1 hit, in 4 independent accumulators."""
-    n_grids, n = ids.shape
-    n_threads = out.shape[0]
-    for t in nb.prange(n_threads):
-        a0 = a1 = a2 = a3 = 0.0
-        lo, hi = _thread_share(t, n, n_threads)
-        for r0 in range(0, n_grids - n_grids % LANES, LANES):
-            ids0, ids1, ids2, ids3 = ids[r0, lo:hi], ids[r0 + 1, lo:hi], ids[r0 + 2, lo:hi], ids[r0 + 3, lo:hi]
-            for i in range(hi - lo):
-                a0 += table[ids0[i]]
-                a1 += table[ids1[i]]
-                a2 += table[ids2[i]]
-                a3 += table[ids3[i]]
-        out[t] = a0 + a1 + a2 + a3
-
-
-@nb.njit(parallel=True, cache=True)
-def scatter_walk(ids, values, tables):
-    """tables[t, ids[r, i]] += values[i] for the grids of thread t's share of the groups of 4: the walk of
-    the scatter (each thread whole groups, a group's 4 grids streamed together row by row, values[i] read
-    once for the 4; ids[r] in the table's (r mod 4)-th quarter, so the 4 chains are independent) with
-    every update an L1 hit."""
-    n_grids, n = ids.shape
-    n_threads = tables.shape[0]
-    n_groups = n_grids // LANES
-    for t in nb.prange(n_threads):
-        table = tables[t]
-        first, last = _thread_share(t, n_groups, n_threads)
-        for g in range(first, last):
-            ids0, ids1, ids2, ids3 = ids[g * LANES], ids[g * LANES + 1], ids[g * LANES + 2], ids[g * LANES + 3]
-            for i in range(n):
-                x = values[i]
-                table[ids0[i]] += x
-                table[ids1[i]] += x
-                table[ids2[i]] += x
-                table[ids3[i]] += x
-
-
-@nb.njit(parallel=True, cache=True)
-def key_steps(x, u, inv_delta, mult, out):
-    """The key arithmetic of featurization at its best: for every value of thread t's share of x and
-    every grid k, keys[k] += bin_term(x, u[k], inv_delta[k], a), the step of `_binning_kernels`'
-    key kernels on grids whose offsets and widths sit in L1, vectorized over a contiguous run as
-    theirs are (grids here and in keys_csr, a block's rows in keys_dense); out[t] = a checksum, so
-    that nothing is optimized away."""
-    n_threads, n_grids, n = out.shape[0], u.shape[0], x.shape[0]
-    for t in nb.prange(n_threads):
-        keys = np.zeros(n_grids, np.uint64)
-        lo, hi = _thread_share(t, n, n_threads)
-        share = x[lo:hi]  # indexed from 0
-        for i in range(share.shape[0]):
-            value, a = share[i], mult[(lo + i) & 15]
-            for k in range(n_grids):
-                keys[k] += bin_term(value, u[k], inv_delta[k], a)
-        total = np.uint64(0)
-        for k in range(n_grids):
-            total += keys[k]
-        out[t] = total
-
-
-@nb.njit(parallel=True, cache=True)
-def hash_lookups(keys, table_keys, table_ids, ids, n_threads):
-    """ids[i] = the id of keys[i] in one open-addressing table (`find_column`, the probe of
-    `_binning_kernels`), keys split across threads: the numbering of featurization at its best, each
-    key found in its home slot of an L1-sized table."""
-    mask = table_keys.shape[0] - 1
-    n = keys.shape[0]
-    for t in nb.prange(n_threads):
-        lo, hi = _thread_share(t, n, n_threads)
-        share, out = keys[lo:hi], ids[lo:hi]  # indexed from 0
-        for i in range(hi - lo):
-            out[i] = find_column(share[i], 0, mask, table_keys, table_ids)
-
-
-@nb.njit(parallel=True, cache=True)
-def triad(a, b, c, s):
-    for i in nb.prange(a.shape[0]):
-        a[i] = b[i] + s * c[i]
 
 
 def best(fn, repeats: int = REPEATS) -> float:
@@ -209,10 +93,10 @@ def best(fn, repeats: int = REPEATS) -> float:
     return min(times)
 
 
-def quarter_offsets(count: int) -> np.ndarray:
-    """The first slot of the (k mod 4)-th quarter of an L1_DOUBLES table, for k = 0 ... count-1: the
-    floors' 4 lanes, like the 4 grids of a group, never touch the same slots."""
-    return ((np.arange(count) % LANES) * (L1_DOUBLES // LANES)).astype(np.int32)
+def part_offsets(count: int, lanes: int = LANES) -> np.ndarray:
+    """The first slot of the (k mod lanes)-th part of an L1_DOUBLES table, for k = 0 ... count-1: the
+    floors' lanes, like the grids of a group, never touch the same slots."""
+    return ((np.arange(count) % lanes) * (L1_DOUBLES // lanes)).astype(np.int32)
 
 
 def home_slot_table(rng) -> tuple[np.ndarray, np.ndarray]:
@@ -238,7 +122,8 @@ def first_touch(n_bytes: int) -> None:
 
 def floors(vector_bytes: int, fresh_bytes: int) -> dict:
     """The machine's rates: the cores' own indirect loads and read-modify-writes per second into an
-    L1-sized table, on ids that stay in L2 (no stream); bytes per second of a triad over vector_bytes
+    L1-sized table, on ids that stay in L2 (no stream; the updates in the faster of the scatter's group
+    sizes); bytes per second of a triad over vector_bytes
     (the memory side) and the fixed cost of one call of a parallel kernel (a triad on 1 element); key
     steps per second on grids in L1; hash lookups per second, the keys streamed in batches the size
     of featurization's; and bytes per second of new memory written once (fresh_bytes of it: the pages
@@ -246,8 +131,6 @@ def floors(vector_bytes: int, fresh_bytes: int) -> dict:
     rng = np.random.default_rng(0)
     threads = nb.get_num_threads()
     ids = rng.integers(0, L1_DOUBLES // LANES, IDS_IN_CACHE, dtype=np.int32).astype(np.uint32)  # no wrap check
-    lanes = (ids + quarter_offsets(IDS_IN_CACHE)).astype(np.uint32)  # k-th of every 4 in the k-th quarter
-    values = rng.random(IDS_IN_CACHE // LANES)
     table = rng.random(L1_DOUBLES // LANES)
     out = np.empty(threads)
     tables = np.zeros((threads, L1_DOUBLES))
@@ -262,7 +145,7 @@ def floors(vector_bytes: int, fresh_bytes: int) -> dict:
     keys = table_keys[table_ids >= 0][rng.integers(0, TABLE_KEYS, n_keys)]
     found = np.empty(n_keys, np.int32)
     return {"loads_per_s": IDS_IN_CACHE / best(lambda: indirect_loads(ids, table, out)),
-            "rmw_per_s": IDS_IN_CACHE / best(lambda: read_modify_writes(lanes, values, tables)),
+            "rmw_per_s": max(IDS_IN_CACHE / rmw_seconds(rng, tables, lanes) for lanes in SCATTER_LANES),
             "bytes_per_s": 24.0 * n / best(lambda: triad(a, b, c, 3.0)),
             "call_s": best(lambda: triad(one, one, one, 3.0)),
             "key_steps_per_s": KEY_VALUES * KEY_GRIDS / best(lambda: key_steps(x, u, inv_delta, mult, checksums)),
@@ -270,19 +153,35 @@ def floors(vector_bytes: int, fresh_bytes: int) -> dict:
             "fresh_bytes_per_s": fresh_bytes / best(lambda: first_touch(fresh_bytes))}
 
 
+def rmw_seconds(rng, tables: np.ndarray, lanes: int) -> float:
+    """Seconds of IDS_IN_CACHE read-modify-writes (`read_modify_writes`) in `lanes` independent chains."""
+    ids = rng.integers(0, L1_DOUBLES // lanes, IDS_IN_CACHE, dtype=np.int32)  # the k-th of every `lanes`
+    lane_ids = (ids + part_offsets(IDS_IN_CACHE, lanes)).astype(np.uint32)    # in the table's k-th part
+    values = rng.random(IDS_IN_CACHE // lanes)
+    return best(lambda: read_modify_writes(lane_ids, values, tables, lanes))
+
+
 def streamed(N: int, R: int, C: int, f: dict) -> dict:
     """Seconds of the walks of the gather and the scatter (`gather_walk`, `scatter_walk`) over ids of the
     part's own shape (R x N, streamed from wherever they live, as the part's are), every access an L1 hit;
     for C targets each id's C loads or updates are counted at the cores' own rate, where they, not the
-    stream, are the longer."""
+    stream, are the longer. The scatter's walk is timed at each of its group sizes: "rmw" maps the
+    group size to its seconds."""
     rng = np.random.default_rng(1)
     threads = nb.get_num_threads()
-    R -= R % LANES
-    ids = (rng.integers(0, L1_DOUBLES // LANES, (R, N), dtype=np.int32) + quarter_offsets(R)[:, None]).astype(np.uint32)
     table, out = rng.random(L1_DOUBLES), np.empty(threads)
     values, tables = rng.random(N), np.zeros((threads, L1_DOUBLES))
-    return {"loads": max(best(lambda: gather_walk(ids, table, out)), N * R * C / f["loads_per_s"]),
-            "rmw": max(best(lambda: scatter_walk(ids, values, tables)), N * R * C / f["rmw_per_s"])}
+    walked = {}
+    for lanes in sorted({LANES, *SCATTER_LANES}):
+        rows = R - R % lanes
+        ids = (rng.integers(0, L1_DOUBLES // lanes, (rows, N), dtype=np.int32)
+               + part_offsets(rows, lanes)[:, None]).astype(np.uint32)
+        if lanes == LANES:
+            walked["loads"] = max(best(lambda: gather_walk(ids, table, out)), N * R * C / f["loads_per_s"])
+        if lanes in SCATTER_LANES:
+            walked.setdefault("rmw", {})[lanes] = max(best(lambda: scatter_walk(ids, values, tables, lanes)),
+                                                      N * R * C / f["rmw_per_s"])
+    return walked
 
 
 def targets(data) -> np.ndarray:
@@ -351,7 +250,7 @@ def featurize_passes(features: RandomBinningFeatures, X) -> dict:
 
 
 def measure(name: str, R: int, data, Y: np.ndarray) -> None:
-    X, d = data.X_train, data.X_train.shape[1]
+    X = data.X_train
     N, C = Y.shape
     lam = data.info["spec"].lam
     features = RandomBinningFeatures(n_grids=R, sigma=SIGMAS[name], random_state=0)
@@ -372,9 +271,11 @@ def measure(name: str, R: int, data, Y: np.ndarray) -> None:
     bw = f["bytes_per_s"]
     where = f"{name} R={R}"
     shape = f"N = {N}, D = {D}, C = {C}"
-    ids_bytes, rows_bytes = 4 * N * R, 8 * N * C * (R // 4 + 1)  # the row vector is walked once per 4 grids
+    ids_bytes = 4 * N * R
     floor_gather = max(s["loads"], (ids_bytes + 8 * N * C) / bw)
-    floor_scatter = max(s["rmw"], (ids_bytes + rows_bytes + 3 * 8 * D * C) / bw)
+    # the scatter at the faster of its group sizes; its row vector is walked once per group
+    floor_scatter = min(max(seconds, (ids_bytes + 8 * N * C * (R // lanes + 1) + 3 * 8 * D * C) / bw)
+                        for lanes, seconds in s["rmw"].items())
     strict_gather, strict_scatter = N * R * C / f["loads_per_s"], N * R * C / f["rmw_per_s"]
     rates = (f"cores {f['loads_per_s'] / 1e9:.2f} G loads/s, {f['rmw_per_s'] / 1e9:.2f} G updates/s, "
              f"{f['lookups_per_s'] / 1e9:.2f} G hash lookups/s; memory {bw / 1e9:.1f} GB/s; a parallel kernel's "
@@ -397,6 +298,14 @@ def measure(name: str, R: int, data, Y: np.ndarray) -> None:
     record("roofline", f"{where} whole CG step", t["step"] * 1e3, floor_step * 1e3, "floor: sum of the parts'",
            unit="ms", note=f"{shape}; rest (outside the kernels) {rest * 1e3:.3f} ms; the solve's setup "
                            f"(Z^T y, the diagonal, first touch) {t['setup'] * 1e3:.1f} ms once")
+    record_featurize(where, shape, X, R, D, t_feat, passes, f, rates)
+
+
+def record_featurize(where: str, shape: str, X, R: int, D: int, t_feat: float, passes: dict, f: dict,
+                     rates: str) -> None:
+    """The rows of featurization: its keys, numbering and rest, and the whole, each against its floor."""
+    N, d = X.shape
+    bw = f["bytes_per_s"]
     # featurize: the key arithmetic (one step per stored entry of X and grid), each key written once (8 B);
     # one hash lookup per (row, grid); the rest of a fit: the grid offsets added to the N R ids (read and
     # written, 8 B each) and the lookup tables of transform (D inserts into tables of 2 D slots or more, 12 B each)

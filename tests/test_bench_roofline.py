@@ -2,8 +2,9 @@
 
 import numba
 import numpy as np
+import pytest
 
-from bench import roofline
+from bench import floor_kernels, roofline
 
 
 def test_key_steps_add_every_values_bin_term_in_every_grid():
@@ -12,7 +13,7 @@ def test_key_steps_add_every_values_bin_term_in_every_grid():
     inv_delta = 1.0 / rng.uniform(0.1, 1.0, 7)
     mult = rng.integers(1, 1 << 62, 16, dtype=np.uint64) | np.uint64(1)
     out = np.empty(numba.get_num_threads(), np.uint64)
-    roofline.key_steps(x, u, inv_delta, mult, out)
+    floor_kernels.key_steps(x, u, inv_delta, mult, out)
     bins = np.floor((x[:, None] - u[None, :]) * inv_delta[None, :]).astype(np.int64).astype(np.uint64)
     terms = bins * mult[np.arange(x.size) & 15][:, None]  # uint64 products wrap mod 2^64, as the keys do
     assert out.sum(dtype=np.uint64) == terms.sum(dtype=np.uint64)
@@ -23,19 +24,20 @@ def test_indirect_loads_sum_the_table_at_every_id():
     ids = rng.integers(0, 64, 4 * 250, dtype=np.int32)
     table = rng.random(64)
     out = np.empty(numba.get_num_threads())
-    roofline.indirect_loads(ids, table, out)
+    floor_kernels.indirect_loads(ids, table, out)
     np.testing.assert_allclose(out.sum(), table[ids].sum(), rtol=1e-12)
 
 
-def test_read_modify_writes_add_each_quads_value_at_its_four_ids():
+@pytest.mark.parametrize("lanes", [4, 8])
+def test_read_modify_writes_add_each_groups_value_at_its_ids(lanes):
     rng = np.random.default_rng(2)
-    n_ids, size = 4 * 300, 64
-    ids = (rng.integers(0, size // 4, n_ids) + (np.arange(n_ids) % 4) * (size // 4)).astype(np.int32)
-    values = rng.random(n_ids // 4)
+    n_ids, size = lanes * 300, 64
+    ids = (rng.integers(0, size // lanes, n_ids) + (np.arange(n_ids) % lanes) * (size // lanes)).astype(np.int32)
+    values = rng.random(n_ids // lanes)
     tables = np.zeros((numba.get_num_threads(), size))
-    roofline.read_modify_writes(ids, values, tables)
+    floor_kernels.read_modify_writes(ids, values, tables, lanes)
     want = np.zeros(size)
-    np.add.at(want, ids, np.repeat(values, 4))
+    np.add.at(want, ids, np.repeat(values, lanes))
     np.testing.assert_allclose(tables.sum(axis=0), want, rtol=1e-12)
 
 
@@ -44,19 +46,21 @@ def test_gather_walk_sums_the_table_at_every_id_of_every_full_group_of_grids():
     ids = rng.integers(0, 64, (10, 333), dtype=np.int32)  # 10 grids: two groups of 4, two grids left over
     table = rng.random(64)
     out = np.empty(numba.get_num_threads())
-    roofline.gather_walk(ids, table, out)
+    floor_kernels.gather_walk(ids, table, out)
     np.testing.assert_allclose(out.sum(), table[ids[:8]].sum(), rtol=1e-12)
 
 
-def test_scatter_walk_adds_each_rows_value_at_its_id_in_every_full_group_of_grids():
+@pytest.mark.parametrize("lanes", [4, 8])
+def test_scatter_walk_adds_each_rows_value_at_its_id_in_every_full_group_of_grids(lanes):
     rng = np.random.default_rng(4)
-    n_grids, n, size = 12, 257, 64
-    ids = (rng.integers(0, size // 4, (n_grids, n)) + (np.arange(n_grids) % 4)[:, None] * (size // 4)).astype(np.int32)
+    n_grids, n, size = 2 * lanes + 3, 257, 64  # two full groups, three grids left over
+    parts = (np.arange(n_grids) % lanes)[:, None] * (size // lanes)
+    ids = (rng.integers(0, size // lanes, (n_grids, n)) + parts).astype(np.int32)
     values = rng.random(n)
     tables = np.zeros((numba.get_num_threads(), size))
-    roofline.scatter_walk(ids, values, tables)
+    floor_kernels.scatter_walk(ids, values, tables, lanes)
     want = np.zeros(size)
-    np.add.at(want, ids, np.broadcast_to(values, ids.shape))
+    np.add.at(want, ids[:2 * lanes], np.broadcast_to(values, (2 * lanes, n)))
     np.testing.assert_allclose(tables.sum(axis=0), want, rtol=1e-12)
 
 
@@ -69,5 +73,5 @@ def test_hash_lookups_find_every_key_in_its_home_slot():
     pick = rng.integers(0, roofline.TABLE_KEYS, 999)
     keys = table_keys[held][pick]
     found = np.empty(keys.size, np.int32)
-    roofline.hash_lookups(keys, table_keys, table_ids, found, numba.get_num_threads())
+    floor_kernels.hash_lookups(keys, table_keys, table_ids, found, numba.get_num_threads())
     np.testing.assert_array_equal(found, table_ids[held][pick])

@@ -1,0 +1,166 @@
+"""The floor kernels of `bench.roofline`: each does only what a part of RB's CG step or featurization
+must do, on data in L1, so that its rate is the machine's own (tests/test_bench_roofline.py checks each
+against plain numpy)."""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from rbrepro.features._binning_kernels import bin_term, find_column
+from rbrepro.features._matvec_kernels import GRID_GROUP, WIDE_GROUP
+
+LANES = 4  # independent accumulators of the load floors, as the gather walks 4 grids together
+#: the scatter's group sizes: its floors take the faster (the one-target scatter walks 8 grids where they are narrow)
+SCATTER_LANES = (GRID_GROUP, WIDE_GROUP)
+
+
+@nb.njit(inline="always")
+def _thread_share(t: int, count: int, n_threads: int):
+    """Items lo <= i < hi of count that thread t of n_threads takes: contiguous, sizes within one."""
+    return t * count // n_threads, (t + 1) * count // n_threads
+
+
+@nb.njit(parallel=True, cache=True)
+def indirect_loads(ids, table, out):
+    """out[t] = sum of table[ids[i]] over thread t's share of ids: one indirect load per id, summed
+    into LANES (4) independent accumulators so that the adds never wait on each other (the loads'
+    own rate, not an add's latency)."""
+    n_threads = out.shape[0]
+    quads = ids.shape[0] // LANES
+    for t in nb.prange(n_threads):
+        a0 = a1 = a2 = a3 = 0.0
+        lo, hi = _thread_share(t, quads, n_threads)
+        share = ids[lo * LANES:hi * LANES]  # indexed from 0
+        for i in range(0, share.shape[0], LANES):
+            a0 += table[share[i]]
+            a1 += table[share[i + 1]]
+            a2 += table[share[i + 2]]
+            a3 += table[share[i + 3]]
+        out[t] = a0 + a1 + a2 + a3
+
+
+@nb.njit(cache=True)
+def read_modify_writes(ids, values, tables, lanes):
+    """`_read_modify_writes` with `lanes` (one of SCATTER_LANES) as the compile-time constant it needs, one kernel
+    per value: a call from Python with a plain int would pay numba's literal dispatch on every call."""
+    if lanes == WIDE_GROUP:
+        _read_modify_writes(ids, values, tables, WIDE_GROUP)
+    elif lanes == GRID_GROUP:
+        _read_modify_writes(ids, values, tables, GRID_GROUP)
+    else:
+        raise ValueError("lanes must be one of SCATTER_LANES")
+
+
+@nb.njit(parallel=True, cache=True)
+def _read_modify_writes(ids, values, tables, lanes):
+    """tables[t, ids[lanes q + k]] += values[q] over thread t's share, `lanes` ids at a time: one value
+    per `lanes` ids (as the scatter reads v[i] once for a group of grids), and ids[lanes q + k] lies in
+    the table's k-th part (as a group's grids' columns are disjoint), so the `lanes` read-modify-write
+    chains are independent and the core can overlap them. `lanes` is a compile-time constant (a kernel
+    per value, as the scatter's group sizes are)."""
+    nb.literally(lanes)
+    n_threads = tables.shape[0]
+    groups = ids.shape[0] // lanes
+    for t in nb.prange(n_threads):
+        lo, hi = _thread_share(t, groups, n_threads)
+        share, xs, table = ids[lo * lanes:hi * lanes], values[lo:hi], tables[t]  # indexed from 0
+        for q in range(hi - lo):
+            x = xs[q]
+            for k in range(lanes):
+                table[share[q * lanes + k]] += x
+
+
+@nb.njit(parallel=True, cache=True)
+def gather_walk(ids, table, out):
+    """out[t] = sum of table[ids[r, i]] over every grid r and thread t's block of rows: the walk of the
+    gather (grid-major ids, 4 grids' rows streamed together, one contiguous block of rows per thread)
+    with every load an L1 hit, in 4 independent accumulators."""
+    n_grids, n = ids.shape
+    n_threads = out.shape[0]
+    for t in nb.prange(n_threads):
+        a0 = a1 = a2 = a3 = 0.0
+        lo, hi = _thread_share(t, n, n_threads)
+        for r0 in range(0, n_grids - n_grids % LANES, LANES):
+            ids0, ids1, ids2, ids3 = ids[r0, lo:hi], ids[r0 + 1, lo:hi], ids[r0 + 2, lo:hi], ids[r0 + 3, lo:hi]
+            for i in range(hi - lo):
+                a0 += table[ids0[i]]
+                a1 += table[ids1[i]]
+                a2 += table[ids2[i]]
+                a3 += table[ids3[i]]
+        out[t] = a0 + a1 + a2 + a3
+
+
+@nb.njit(cache=True)
+def scatter_walk(ids, values, tables, lanes):
+    """`_scatter_walk` with `lanes` (one of SCATTER_LANES) as the compile-time constant it needs, one kernel
+    per value: a call from Python with a plain int would pay numba's literal dispatch on every call."""
+    if lanes == WIDE_GROUP:
+        _scatter_walk(ids, values, tables, WIDE_GROUP)
+    elif lanes == GRID_GROUP:
+        _scatter_walk(ids, values, tables, GRID_GROUP)
+    else:
+        raise ValueError("lanes must be one of SCATTER_LANES")
+
+
+@nb.njit(parallel=True, cache=True)
+def _scatter_walk(ids, values, tables, lanes):
+    """tables[t, ids[r, i]] += values[i] for the grids of thread t's share of the groups of `lanes`
+    grids: the walk of the scatter (each thread whole groups, a group's grids streamed together row by
+    row, values[i] read once for the group; ids[r] in the table's (r mod lanes)-th part, so the chains
+    are independent) with every update an L1 hit. `lanes` is a compile-time constant."""
+    nb.literally(lanes)
+    n_grids, n = ids.shape
+    n_threads = tables.shape[0]
+    n_groups = n_grids // lanes
+    for t in nb.prange(n_threads):
+        table = tables[t]
+        first, last = _thread_share(t, n_groups, n_threads)
+        for g in range(first, last):
+            r0 = g * lanes
+            for i in range(n):
+                x = values[i]
+                for k in range(lanes):
+                    table[ids[r0 + k, i]] += x
+
+
+@nb.njit(parallel=True, cache=True)
+def key_steps(x, u, inv_delta, mult, out):
+    """The key arithmetic of featurization at its best: for every value of thread t's share of x and
+    every grid k, keys[k] += bin_term(x, u[k], inv_delta[k], a), the step of `_binning_kernels`'
+    key kernels on grids whose offsets and widths sit in L1, vectorized over a contiguous run as
+    theirs are (grids here and in keys_csr, a block's rows in keys_dense); out[t] = a checksum, so
+    that nothing is optimized away."""
+    n_threads, n_grids, n = out.shape[0], u.shape[0], x.shape[0]
+    for t in nb.prange(n_threads):
+        keys = np.zeros(n_grids, np.uint64)
+        lo, hi = _thread_share(t, n, n_threads)
+        share = x[lo:hi]  # indexed from 0
+        for i in range(share.shape[0]):
+            value, a = share[i], mult[(lo + i) & 15]
+            for k in range(n_grids):
+                keys[k] += bin_term(value, u[k], inv_delta[k], a)
+        total = np.uint64(0)
+        for k in range(n_grids):
+            total += keys[k]
+        out[t] = total
+
+
+@nb.njit(parallel=True, cache=True)
+def hash_lookups(keys, table_keys, table_ids, ids, n_threads):
+    """ids[i] = the id of keys[i] in one open-addressing table (`find_column`, the probe of
+    `_binning_kernels`), keys split across threads: the numbering of featurization at its best, each
+    key found in its home slot of an L1-sized table."""
+    mask = table_keys.shape[0] - 1
+    n = keys.shape[0]
+    for t in nb.prange(n_threads):
+        lo, hi = _thread_share(t, n, n_threads)
+        share, out = keys[lo:hi], ids[lo:hi]  # indexed from 0
+        for i in range(hi - lo):
+            out[i] = find_column(share[i], 0, mask, table_keys, table_ids)
+
+
+@nb.njit(parallel=True, cache=True)
+def triad(a, b, c, s):
+    for i in nb.prange(a.shape[0]):
+        a[i] = b[i] + s * c[i]
