@@ -66,6 +66,11 @@ def _grid_batches(n_grids: int, n_rows: int, sparse: bool = False):
         yield lo, min(n_grids, lo + size)
 
 
+def _key_buffer(batches: list, n_rows: int) -> np.ndarray:
+    """One flat uint64 buffer for the keys of the largest of `batches` (grid ranges) on n_rows rows."""
+    return np.empty(max((hi - lo for lo, hi in batches), default=0) * n_rows, np.uint64)
+
+
 def _next_pow2(values: np.ndarray) -> np.ndarray:
     return (2 ** np.ceil(np.log2(np.maximum(values, 1)))).astype(np.int64)
 
@@ -187,8 +192,13 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                              f"give bin indices up to {reach:.3g}, past the {MAX_BIN_INDEX:.3g} that binning can tell "
                              "apart; scale the features (e.g. to [0, 1]) or lower sigma")
 
-    def _keys(self, X, lo: int, hi: int) -> np.ndarray:
-        keys = np.empty((hi - lo, X.shape[0]), dtype=np.uint64)
+    def _keys(self, X, lo: int, hi: int, buffer: np.ndarray | None = None) -> np.ndarray:
+        """The keys (hi - lo, n) of grids lo..hi-1 for X's rows (paper Alg. 1), written into the front of
+        `buffer` where given: one buffer for all of a pass's batches, so that its pages are faulted in
+        once, not once per batch (a fresh process's first fit paid that for 8 N R bytes)."""
+        shape = (hi - lo, X.shape[0])
+        keys = (np.empty(shape, np.uint64) if buffer is None
+                else buffer[:shape[0] * shape[1]].reshape(shape))
         # feature-major copies of this batch's grid parameters (d x grids), as the key kernels read them
         uT = np.ascontiguousarray(self.offsets_[lo:hi].T)
         invT = np.ascontiguousarray(self._inv_deltas[lo:hi].T)
@@ -258,8 +268,10 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         n_bins = np.empty(R, dtype=np.int64)
         max_count = np.empty(R, dtype=np.int64)
         uniq_parts = []
-        for lo, hi in _grid_batches(R, n, sp.issparse(X)):
-            keys = self._keys(X, lo, hi)
+        batches = list(_grid_batches(R, n, sp.issparse(X)))
+        buffer = _key_buffer(batches, n)
+        for lo, hi in batches:
+            keys = self._keys(X, lo, hi, buffer)
             kernels.assign_columns(keys, ids[lo:hi], n_bins[lo:hi], max_count[lo:hi],  # distinct keys -> keys
                                    numba.get_num_threads())
             if int(n_bins[:hi].sum()) > ID_LIMIT:  # the real D, not N R, must fit int32 ids
@@ -317,8 +329,10 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self._check_bin_range(X)
         R = int(self.n_grids)
         ids = np.empty((R, X.shape[0]), dtype=np.int32)
-        for lo, hi in _grid_batches(R, X.shape[0], sp.issparse(X)):
-            keys = self._keys(X, lo, hi)
+        batches = list(_grid_batches(R, X.shape[0], sp.issparse(X)))
+        buffer = _key_buffer(batches, X.shape[0])
+        for lo, hi in batches:
+            keys = self._keys(X, lo, hi, buffer)
             kernels.lookup_columns(keys, lo, self._table_offsets, self._table_keys, self._table_ids, ids)
         return BinnedMatrix(ids, self.column_offsets_)
 
