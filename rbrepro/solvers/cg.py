@@ -57,13 +57,14 @@ def gram_diagonal(Z) -> np.ndarray:
     return as_operator(Z).gram_diagonal()
 
 
-def apply_normal(Z, P: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
+def apply_normal(Z, P: np.ndarray, lam: float, out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(Z^T Z + lam I) P and per-column P^T (Z^T Z + lam I) P for P of shape (D, C): Z's fused
-    `gram_apply_dots` where it has one (Random Binning), else a matvec and an rmatvec."""
+    `gram_apply_dots` where it has one (Random Binning), else a matvec and an rmatvec. out: a (D, C)
+    buffer the fused step writes into (a CG loop's own, reused every step)."""
     if hasattr(Z, "gram_apply"):  # the protocol's optional whole step (a distributed reduction)
         return Z.gram_apply(P, lam)
     if hasattr(Z, "gram_apply_dots"):  # the protocol's optional fused step
-        out, dots = Z.gram_apply_dots(P, lam, P, None)
+        out, dots = Z.gram_apply_dots(P, lam, P, None, out=out)
         return out, dots[0]
     AP = Z.rmatvec(Z.matvec(P))
     AP += lam * P
@@ -80,6 +81,12 @@ def _predicted_beta(dots: np.ndarray, alpha: np.ndarray, rz: np.ndarray, active:
     if np.any(active & (predicted <= CANCELLATION * size)):
         return None
     return np.where(active, predicted / np.where(rz > 0, rz, 1.0), 0.0)
+
+
+def _preconditioner(Z, lam: float) -> np.ndarray:
+    """(diag(Z^T Z) + lam)^-PRECONDITIONER_POWER, the PCG preconditioner (1 where the diagonal is 0)."""
+    diag = gram_diagonal(Z) + lam
+    return np.ascontiguousarray(np.where(diag > 0, diag, 1.0) ** -PRECONDITIONER_POWER, dtype=np.float64)
 
 
 def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float = TOL,
@@ -114,10 +121,7 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
         W = np.array(np.asarray(x0, dtype=np.float64).reshape(n_cols, C))
         Rk = np.ascontiguousarray(B - apply_normal(Z, W, lam)[0])
         del B
-    inv_diag = None
-    if preconditioned:
-        diag = gram_diagonal(Z) + lam
-        inv_diag = np.ascontiguousarray(np.where(diag > 0, diag, 1.0) ** -PRECONDITIONER_POWER, dtype=np.float64)
+    inv_diag = _preconditioner(Z, lam) if preconditioned else None
     P = Rk * inv_diag[:, None] if preconditioned else Rk.copy()
     P_next = np.empty_like(P)  # the direction kernels write here, then the two swap (_cg_kernels)
     rz = np.einsum("ij,ij->j", Rk, P)
@@ -128,13 +132,14 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
     # the protocol's optional step with its dots, where several targets share the pass (ONE_PASS_TARGETS)
     one_pass = C >= ONE_PASS_TARGETS and hasattr(Z, "gram_apply_dots")
     m = np.empty(0) if inv_diag is None else inv_diag
-    AP = np.empty_like(P) if one_pass else None  # Q's buffer, reused every step
+    fused = hasattr(Z, "gram_apply_dots") and not hasattr(Z, "gram_apply")  # writes Q into a buffer of ours:
+    AP = np.empty_like(P) if fused else None  # reused every step (a fresh one would fault its pages in again)
     while it < maxit and active.any():
         if one_pass:
             AP, dots = Z.gram_apply_dots(P, lam, Rk, inv_diag, out=AP)
             pAp = dots[0]
         else:
-            AP, pAp = apply_normal(Z, P, lam)
+            AP, pAp = apply_normal(Z, P, lam, out=AP if fused else None)
             AP = np.ascontiguousarray(AP)  # the kernels read (D, C) arrays in C order (_cg_kernels)
         alpha = np.where(active & (pAp > 0), rz / np.where(pAp > 0, pAp, 1.0), 0.0)
         beta = _predicted_beta(dots, alpha, rz, active) if one_pass else None
@@ -145,8 +150,8 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
         else:
             step(W, Rk, P, AP, alpha, rr_new)
             rz_new[:] = rr_new
-        if not one_pass:
-            del AP  # freed before the next apply allocates its own (memory: at most 7 D x C arrays)
+        if not fused:
+            AP = None  # freed before the next apply allocates its own (memory: at most 7 D x C arrays)
         rr = np.where(active, rr_new, rr)
         if beta is None:
             beta = np.where(active, rz_new / np.where(rz > 0, rz, 1.0), 0.0)
