@@ -15,6 +15,19 @@ LANES = 4  # independent accumulators of the load floors, as the gather walks 4 
 SCATTER_LANES = (GRID_GROUP, WIDE_GROUP)
 
 
+@nb.njit
+def _at_lanes(kernel, ids, values, tables, lanes):
+    """kernel(ids, values, tables, lanes) with `lanes` (one of SCATTER_LANES) as the compile-time
+    constant the kernel needs, one compiled kernel per value: a call from Python with a plain int
+    would pay numba's literal dispatch on every call."""
+    if lanes == WIDE_GROUP:
+        kernel(ids, values, tables, WIDE_GROUP)
+    elif lanes == GRID_GROUP:
+        kernel(ids, values, tables, GRID_GROUP)
+    else:
+        raise ValueError("lanes must be one of SCATTER_LANES")
+
+
 @nb.njit(inline="always")
 def _thread_share(t: int, count: int, n_threads: int):
     """Items lo <= i < hi of count that thread t of n_threads takes: contiguous, sizes within one."""
@@ -40,16 +53,9 @@ def indirect_loads(ids, table, out):
         out[t] = a0 + a1 + a2 + a3
 
 
-@nb.njit(cache=True)
-def read_modify_writes(ids, values, tables, lanes):
-    """`_read_modify_writes` with `lanes` (one of SCATTER_LANES) as the compile-time constant it needs, one kernel
-    per value: a call from Python with a plain int would pay numba's literal dispatch on every call."""
-    if lanes == WIDE_GROUP:
-        _read_modify_writes(ids, values, tables, WIDE_GROUP)
-    elif lanes == GRID_GROUP:
-        _read_modify_writes(ids, values, tables, GRID_GROUP)
-    else:
-        raise ValueError("lanes must be one of SCATTER_LANES")
+def read_modify_writes(ids, values, tables, lanes: int) -> None:
+    """`_read_modify_writes` at `lanes` (one of SCATTER_LANES) independent chains."""
+    _at_lanes(_read_modify_writes, ids, values, tables, lanes)
 
 
 @nb.njit(parallel=True, cache=True)
@@ -91,16 +97,9 @@ def gather_walk(ids, table, out):
         out[t] = a0 + a1 + a2 + a3
 
 
-@nb.njit(cache=True)
-def scatter_walk(ids, values, tables, lanes):
-    """`_scatter_walk` with `lanes` (one of SCATTER_LANES) as the compile-time constant it needs, one kernel
-    per value: a call from Python with a plain int would pay numba's literal dispatch on every call."""
-    if lanes == WIDE_GROUP:
-        _scatter_walk(ids, values, tables, WIDE_GROUP)
-    elif lanes == GRID_GROUP:
-        _scatter_walk(ids, values, tables, GRID_GROUP)
-    else:
-        raise ValueError("lanes must be one of SCATTER_LANES")
+def scatter_walk(ids, values, tables, lanes: int) -> None:
+    """`_scatter_walk` in groups of `lanes` (one of SCATTER_LANES) grids."""
+    _at_lanes(_scatter_walk, ids, values, tables, lanes)
 
 
 @nb.njit(parallel=True, cache=True)
