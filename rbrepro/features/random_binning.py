@@ -66,11 +66,6 @@ def _grid_batches(n_grids: int, n_rows: int, sparse: bool = False):
         yield lo, min(n_grids, lo + size)
 
 
-def _key_buffer(batches: list, n_rows: int) -> np.ndarray:
-    """One flat uint64 buffer for the keys of the largest of `batches` (grid ranges) on n_rows rows."""
-    return np.empty(max((hi - lo for lo, hi in batches), default=0) * n_rows, np.uint64)
-
-
 def _next_pow2(values: np.ndarray) -> np.ndarray:
     return (2 ** np.ceil(np.log2(np.maximum(values, 1)))).astype(np.int64)
 
@@ -192,10 +187,18 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                              f"give bin indices up to {reach:.3g}, past the {MAX_BIN_INDEX:.3g} that binning can tell "
                              "apart; scale the features (e.g. to [0, 1]) or lower sigma")
 
+    def _batched_keys(self, X):
+        """(lo, hi, keys) for every batch of grids (`_grid_batches`), keys (hi - lo, n) a view of one
+        buffer for the whole pass, so that its pages are faulted in once, not once per batch (a fresh
+        process's first fit paid that for 8 N R bytes); each batch overwrites the one before."""
+        batches = list(_grid_batches(int(self.n_grids), X.shape[0], sp.issparse(X)))
+        buffer = np.empty(max((hi - lo for lo, hi in batches), default=0) * X.shape[0], np.uint64)
+        for lo, hi in batches:
+            yield lo, hi, self._keys(X, lo, hi, buffer)
+
     def _keys(self, X, lo: int, hi: int, buffer: np.ndarray | None = None) -> np.ndarray:
         """The keys (hi - lo, n) of grids lo..hi-1 for X's rows (paper Alg. 1), written into the front of
-        `buffer` where given: one buffer for all of a pass's batches, so that its pages are faulted in
-        once, not once per batch (a fresh process's first fit paid that for 8 N R bytes)."""
+        `buffer` where given."""
         shape = (hi - lo, X.shape[0])
         keys = (np.empty(shape, np.uint64) if buffer is None
                 else buffer[:shape[0] * shape[1]].reshape(shape))
@@ -268,10 +271,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         n_bins = np.empty(R, dtype=np.int64)
         max_count = np.empty(R, dtype=np.int64)
         uniq_parts = []
-        batches = list(_grid_batches(R, n, sp.issparse(X)))
-        buffer = _key_buffer(batches, n)
-        for lo, hi in batches:
-            keys = self._keys(X, lo, hi, buffer)
+        for lo, hi, keys in self._batched_keys(X):
             kernels.assign_columns(keys, ids[lo:hi], n_bins[lo:hi], max_count[lo:hi],  # distinct keys -> keys
                                    numba.get_num_threads())
             if int(n_bins[:hi].sum()) > ID_LIMIT:  # the real D, not N R, must fit int32 ids
@@ -279,7 +279,6 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                                        f"int32 column-id range ({ID_LIMIT:,}); lower R or sigma")
             self._refuse_if_tables_outgrow(n, X.shape[1], R, hi, int(n_bins[:hi].sum()))
             uniq_parts.extend(keys[k, : n_bins[lo + k]].copy() for k in range(hi - lo))
-            del keys
         return ids, n_bins, max_count, uniq_parts
 
     def set_columns(self, uniq_parts: list, n_rows: int, max_count: np.ndarray) -> np.ndarray:
@@ -329,10 +328,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self._check_bin_range(X)
         R = int(self.n_grids)
         ids = np.empty((R, X.shape[0]), dtype=np.int32)
-        batches = list(_grid_batches(R, X.shape[0], sp.issparse(X)))
-        buffer = _key_buffer(batches, X.shape[0])
-        for lo, hi in batches:
-            keys = self._keys(X, lo, hi, buffer)
+        for lo, hi, keys in self._batched_keys(X):
             kernels.lookup_columns(keys, lo, self._table_offsets, self._table_keys, self._table_ids, ids)
         return BinnedMatrix(ids, self.column_offsets_)
 

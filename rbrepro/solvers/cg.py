@@ -129,11 +129,12 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
     active = np.sqrt(rr) > tol * bnorm
     it = 0
     rr_new, rz_new = np.empty(C), np.empty(C)
-    # the protocol's optional step with its dots, where several targets share the pass (ONE_PASS_TARGETS)
-    one_pass = C >= ONE_PASS_TARGETS and hasattr(Z, "gram_apply_dots")
+    # the protocol's optional fused step writes Q into our buffer, reused every step (a fresh one would fault
+    # its pages in again); with its dots, several targets share the update's pass (ONE_PASS_TARGETS)
+    fused = hasattr(Z, "gram_apply_dots")
+    one_pass = C >= ONE_PASS_TARGETS and fused
     m = np.empty(0) if inv_diag is None else inv_diag
-    fused = hasattr(Z, "gram_apply_dots") and not hasattr(Z, "gram_apply")  # writes Q into a buffer of ours:
-    AP = np.empty_like(P) if fused else None  # reused every step (a fresh one would fault its pages in again)
+    AP = np.empty_like(P) if fused else None
     while it < maxit and active.any():
         if one_pass:
             AP, dots = Z.gram_apply_dots(P, lam, Rk, inv_diag, out=AP)
