@@ -161,5 +161,17 @@ def hash_lookups(keys, table_keys, table_ids, ids, n_threads):
 
 @nb.njit(parallel=True, cache=True)
 def triad(a, b, c, s):
+    """a = b + s c: STREAM's triad (two reads and a write per element)."""
     for i in nb.prange(a.shape[0]):
         a[i] = b[i] + s * c[i]
+
+
+@nb.njit(parallel=True, cache=True, fastmath=True)
+def read_stream(b, c):
+    """The sum of b + c: two reads per element and no write, so no line is fetched only to be
+    overwritten (a triad's written array is read in first); returned, so the loads are not dropped.
+    fastmath lets the sum split into vector lanes: one chain of adds would bound the loads instead."""
+    total = 0.0
+    for i in nb.prange(b.shape[0]):
+        total += b[i] + c[i]
+    return total

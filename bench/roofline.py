@@ -7,14 +7,15 @@ part must do, on data of the part's own shape:
 - read-modify-writes: stream those ids, one value per group of 4 or 8 ids (as the scatter reads v once
   per group of 4 grids, or of 8 where grids are narrow), and do table[id] += value into a per-thread
   L1-sized table (the scatter Z^T v at its best: the faster of the two group sizes);
-- memory bandwidth: a STREAM-like triad over arrays as large together as the step's vectors (the
-  vector updates, preconditioner and dots at their best), plus the fixed cost of each parallel kernel
-  the update calls (a triad on 1 element);
+- memory bandwidth: the faster of a STREAM-like triad and a read-only stream, over arrays as large
+  together as the distinct vectors the update touches (its working set: a set that fits in the cache
+  streams from the cache), for the bytes its passes move (the vector updates, preconditioner and dots
+  at their best), plus the fixed cost of each parallel kernel the update calls (a triad on 1 element);
 - key arithmetic: the (row, grid, feature) steps of featurization's key kernels on grids in L1;
 - hash lookups: `find_column` on a batch of keys into an L1-sized table where every key sits in its
   home slot (featurization's numbering at its best: every probe a hit on its first slot).
 A part's floor is the longest of its streamed kernel's time, its count at the cores' own rate (ids in
-L2, no stream) and its bytes at triad bandwidth: a roofline. The note of each gather, scatter and
+L2, no stream) and its bytes at that bandwidth: a roofline. The note of each gather, scatter and
 featurize row also gives the strict ratio, against the cores' own rates alone (one L1 load per probe,
 no stream), which no pass that streams its ids from memory can reach.
 
@@ -56,6 +57,7 @@ from bench.floor_kernels import (
     indirect_loads,
     key_steps,
     read_modify_writes,
+    read_stream,
     scatter_walk,
     triad,
 )
@@ -120,11 +122,12 @@ def first_touch(n_bytes: int) -> None:
     np.empty(max(1, n_bytes // 4), np.int32).fill(1)
 
 
-def floors(vector_bytes: int, fresh_bytes: int) -> dict:
+def floors(working_bytes: int, fresh_bytes: int) -> dict:
     """The machine's rates: the cores' own indirect loads and read-modify-writes per second into an
     L1-sized table, on ids that stay in L2 (no stream; the updates in the faster of the scatter's group
-    sizes); bytes per second of a triad over vector_bytes
-    (the memory side) and the fixed cost of one call of a parallel kernel (a triad on 1 element); key
+    sizes); bytes per second of the faster of a triad and a read-only stream over working_bytes
+    (the memory side: a triad also reads in the lines it only writes, and the update's reads outnumber
+    its writes) and the fixed cost of one call of a parallel kernel (a triad on 1 element); key
     steps per second on grids in L1; hash lookups per second, the keys streamed in batches the size
     of featurization's; and bytes per second of new memory written once (fresh_bytes of it: the pages
     of a fit's ids, which the system maps and clears on their first write)."""
@@ -134,7 +137,7 @@ def floors(vector_bytes: int, fresh_bytes: int) -> dict:
     table = rng.random(L1_DOUBLES // LANES)
     out = np.empty(threads)
     tables = np.zeros((threads, L1_DOUBLES))
-    n = max(1 << 16, vector_bytes // 24)
+    n = max(1 << 16, working_bytes // 24)
     a, b, c = np.zeros(n), rng.random(n), rng.random(n)
     one = np.zeros(1)
     x, u, inv_delta = rng.random(KEY_VALUES), rng.random(KEY_GRIDS), 1.0 / rng.uniform(0.1, 1.0, KEY_GRIDS)
@@ -146,7 +149,8 @@ def floors(vector_bytes: int, fresh_bytes: int) -> dict:
     found = np.empty(n_keys, np.int32)
     return {"loads_per_s": IDS_IN_CACHE / best(lambda: indirect_loads(ids, table, out)),
             "rmw_per_s": max(IDS_IN_CACHE / rmw_seconds(rng, tables, lanes) for lanes in SCATTER_LANES),
-            "bytes_per_s": 24.0 * n / best(lambda: triad(a, b, c, 3.0)),
+            "bytes_per_s": max(24.0 * n / best(lambda: triad(a, b, c, 3.0)),
+                               16.0 * n / best(lambda: read_stream(b, c))),
             "call_s": best(lambda: triad(one, one, one, 3.0)),
             "key_steps_per_s": KEY_VALUES * KEY_GRIDS / best(lambda: key_steps(x, u, inv_delta, mult, checksums)),
             "lookups_per_s": n_keys / best(lambda: hash_lookups(keys, table_keys, table_ids, found, threads)),
@@ -263,10 +267,10 @@ def measure(name: str, R: int, data, Y: np.ndarray) -> None:
         return
     t = parts(Z, Y, lam)
     passes = featurize_passes(features, X)
-    # the update reads W, Rk, P, AP and M and writes W, Rk and P_next: in one pass for several targets; one
-    # target's two passes read Rk, P and M again
-    vector_bytes = 8 * (8 if C > 1 else 11) * D * C
-    f = floors(vector_bytes, 4 * N * R)
+    # the update reads W, Rk, P, AP and M (D long) and writes W, Rk and P_next: in one pass for several
+    # targets; one target's two passes read Rk, P and M again. Its working set: those five D x C arrays and M
+    vector_bytes = 8 * D * (7 * C + 1 if C > 1 else 11)
+    f = floors(8 * D * (5 * C + 1), 4 * N * R)
     s = streamed(N, R, C, f)
     bw = f["bytes_per_s"]
     where = f"{name} R={R}"
@@ -290,7 +294,7 @@ def measure(name: str, R: int, data, Y: np.ndarray) -> None:
                 f"x{t['scatter'] / strict_scatter:.2f}; {rates}")
     floor_update = vector_bytes / bw + t["update_calls"] * f["call_s"]
     record("roofline", f"{where} vector update + preconditioner", t["update"] * 1e3, floor_update * 1e3,
-           "floor: triad bandwidth and the kernels' calls", unit="ms",
+           "floor: stream bandwidth and the kernels' calls", unit="ms",
            note=f"{shape}; {vector_bytes / 1e6:.1f} MB at {bw / 1e9:.1f} GB/s and {t['update_calls']} call(s) of "
                 f"{f['call_s'] * 1e6:.1f} us; strict (bandwidth alone): x{t['update'] / (vector_bytes / bw):.2f}")
     floor_step = floor_gather + floor_scatter + floor_update

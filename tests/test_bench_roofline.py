@@ -75,3 +75,9 @@ def test_hash_lookups_find_every_key_in_its_home_slot():
     found = np.empty(keys.size, np.int32)
     floor_kernels.hash_lookups(keys, table_keys, table_ids, found, numba.get_num_threads())
     np.testing.assert_array_equal(found, table_ids[held][pick])
+
+
+def test_read_stream_sums_both_arrays():
+    rng = np.random.default_rng(5)
+    b, c = rng.random(10_001), rng.random(10_001)
+    assert floor_kernels.read_stream(b, c) == pytest.approx(b.sum() + c.sum(), rel=1e-12)
