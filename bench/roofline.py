@@ -47,7 +47,6 @@ import time
 
 import numba as nb
 import numpy as np
-import scipy.sparse as sp
 
 from bench.floor_kernels import (
     LANES,
@@ -67,7 +66,7 @@ from rbrepro.data.load import load_dataset
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.features import _binning_kernels as bk
 from rbrepro.features import _matvec_kernels as mk
-from rbrepro.features.random_binning import KEY_BATCH_BYTES, _grid_batches
+from rbrepro.features.random_binning import KEY_BATCH_BYTES
 from rbrepro.memory import available_memory_bytes
 from rbrepro.solvers import _cg_kernels as ck
 from rbrepro.solvers import ridge_cg
@@ -233,7 +232,8 @@ def parts(Z, Y: np.ndarray, lam: float) -> dict:
 
 def featurize_passes(features: RandomBinningFeatures, X) -> dict:
     """Seconds (best of REPEATS) of featurization's two passes over every grid, batch by batch as
-    `number_bins` runs them on the fitted grids: the keys, and their numbering per grid."""
+    `number_bins` runs them on the fitted grids (its own batches and key buffer, `_batched_keys`): the
+    keys, and their numbering per grid."""
     Xc = features._check_X(X, reset=False)
     R, n = int(features.n_grids), X.shape[0]
     ids = np.empty((R, n), np.int32)
@@ -241,13 +241,13 @@ def featurize_passes(features: RandomBinningFeatures, X) -> dict:
     keys_s, numbering_s = [], []
     for _ in range(REPEATS + 1):  # the first compiles and faults in
         t_keys = t_numbering = 0.0
-        for lo, hi in _grid_batches(R, n, sp.issparse(Xc)):
-            t0 = time.perf_counter()
-            keys = features._keys(Xc, lo, hi)
+        t0 = time.perf_counter()
+        for lo, hi, keys in features._batched_keys(Xc):
             t1 = time.perf_counter()
             bk.assign_columns(keys, ids[lo:hi], n_bins[lo:hi], max_count[lo:hi], nb.get_num_threads())
             t_keys += t1 - t0
-            t_numbering += time.perf_counter() - t1
+            t0 = time.perf_counter()
+            t_numbering += t0 - t1
         keys_s.append(t_keys)
         numbering_s.append(t_numbering)
     return {"keys": min(keys_s[1:]), "numbering": min(numbering_s[1:])}
