@@ -233,24 +233,30 @@ def parts(Z, Y: np.ndarray, lam: float) -> dict:
 def featurize_passes(features: RandomBinningFeatures, X) -> dict:
     """Seconds (best of REPEATS) of featurization's two passes over every grid, batch by batch as
     `number_bins` runs them on the fitted grids (its own batches and key buffer, `_batched_keys`): the
-    keys, and their numbering per grid."""
+    keys, and their numbering per grid; and, beside the numbering, transform's lookups of the same keys
+    in the fit's own tables (`lookup_columns`: each key found in a table of its grid's real bins, nothing
+    inserted), timed before the numbering overwrites the keys."""
     Xc = features._check_X(X, reset=False)
     R, n = int(features.n_grids), X.shape[0]
-    ids = np.empty((R, n), np.int32)
+    ids, found = np.empty((R, n), np.int32), np.empty((R, n), np.int32)
     n_bins, max_count = np.empty(R, np.int64), np.empty(R, np.int64)
-    keys_s, numbering_s = [], []
+    keys_s, numbering_s, lookups_s = [], [], []
     for _ in range(REPEATS + 1):  # the first compiles and faults in
-        t_keys = t_numbering = 0.0
+        t_keys = t_numbering = t_lookups = 0.0
         t0 = time.perf_counter()
         for lo, hi, keys in features._batched_keys(Xc):
             t1 = time.perf_counter()
+            bk.lookup_columns(keys, lo, features._table_offsets, features._table_keys, features._table_ids, found)
+            t2 = time.perf_counter()
             bk.assign_columns(keys, ids[lo:hi], n_bins[lo:hi], max_count[lo:hi], nb.get_num_threads())
             t_keys += t1 - t0
+            t_lookups += t2 - t1
             t0 = time.perf_counter()
-            t_numbering += t0 - t1
+            t_numbering += t0 - t2
         keys_s.append(t_keys)
         numbering_s.append(t_numbering)
-    return {"keys": min(keys_s[1:]), "numbering": min(numbering_s[1:])}
+        lookups_s.append(t_lookups)
+    return {"keys": min(keys_s[1:]), "numbering": min(numbering_s[1:]), "lookups": min(lookups_s[1:])}
 
 
 def measure(name: str, R: int, data, Y: np.ndarray) -> None:
@@ -327,7 +333,10 @@ def record_featurize(where: str, shape: str, X, R: int, D: int, t_feat: float, p
            "floor: hash lookups, each a hit in its home slot of an L1 table", unit="ms",
            note=f"{shape}; {N * R:.3g} keys at {f['lookups_per_s'] / 1e9:.3g} G lookups/s, "
                 f"{N * R / passes['numbering'] / 1e9:.3g} G/s here; strict (one L1 load per key): "
-                f"x{passes['numbering'] / (N * R / f['loads_per_s']):.1f}")
+                f"x{passes['numbering'] / (N * R / f['loads_per_s']):.1f}; transform's lookups of the same keys in "
+                f"the fit's own tables (its grids' real bins, nothing inserted) {passes['lookups'] * 1e3:.4g} ms, "
+                f"{N * R / passes['lookups'] / 1e9:.3g} G/s: numbering x{passes['numbering'] / passes['lookups']:.2f} "
+                f"of them")
     if t_rest > 0:
         record("roofline", f"{where} featurize: the rest", t_rest * 1e3, floor_rest * 1e3,
                "floor: the ids' new pages, their offsets pass and D lookup-table inserts", unit="ms",

@@ -81,3 +81,16 @@ def test_read_stream_sums_both_arrays():
     rng = np.random.default_rng(5)
     b, c = rng.random(10_001), rng.random(10_001)
     assert floor_kernels.read_stream(b, c) == pytest.approx(b.sum() + c.sum(), rel=1e-12)
+
+
+def test_featurize_passes_time_keys_numbering_and_lookups_without_touching_the_fit():
+    from bench.roofline import featurize_passes
+    from rbrepro.features import RandomBinningFeatures
+
+    X = np.random.default_rng(0).random((300, 5))
+    features = RandomBinningFeatures(n_grids=40, sigma=2.0, random_state=0)
+    Z = features.fit_transform_binned(X)
+    times = featurize_passes(features, X)
+    assert set(times) == {"keys", "numbering", "lookups"}
+    assert all(t > 0 for t in times.values())
+    np.testing.assert_array_equal(features.transform_binned(X).ids, Z.ids)  # the fit's tables are unchanged
