@@ -22,6 +22,8 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
+
 from rbrepro.errors import InvalidParameter, RbreproError
 from rbrepro.settings import env_setting
 
@@ -187,3 +189,39 @@ class PeakMemory:
             peak_kb = max(self._max_kb, _status_kb("VmRSS") or 0)
         self.peak_mb = max(0.0, (peak_kb - self._start_kb) / 1024.0)
         return False
+
+
+#: numpy asks for transparent huge pages (madvise) on arrays of at least this many bytes (numpy's alloc.c)
+NUMPY_HUGEPAGE_BYTES = 1 << 22
+_THP = Path("/sys/kernel/mm/transparent_hugepage")
+
+
+def _huge_page_bytes(n_bytes: int) -> int:
+    """The size of the transparent huge pages a fresh array of n_bytes would be given, or 0: Linux's THP
+    mode "always", or "madvise" where numpy asks for them (arrays of NUMPY_HUGEPAGE_BYTES or more)."""
+    try:
+        mode = (_THP / "enabled").read_text()
+        page = int((_THP / "hpage_pmd_size").read_text())
+    except (OSError, ValueError):
+        return 0
+    if "[always]" in mode:
+        return page
+    if "[madvise]" in mode and n_bytes >= NUMPY_HUGEPAGE_BYTES:
+        try:
+            from numpy._core.multiarray import _get_madvise_hugepage
+        except ImportError:
+            return 0
+        return page if _get_madvise_hugepage() else 0
+    return 0
+
+
+def fault_in(array):
+    """Map a fresh array's huge pages from this thread, one write of a zero byte per page, and return it:
+    for the arrays a parallel kernel writes first. Two threads faulting in huge pages at once took ×12 as
+    long as one thread doing it first (35.8 MB: 42 ms against 3.4 ms, both cores of an AMD EPYC VM, THP on
+    madvise), while without huge pages the threads fault 4 KB pages faster together (9-11 ms against 18):
+    there it does nothing. Only for arrays still uninitialized or zero (it writes zeros), in C order."""
+    page = _huge_page_bytes(array.nbytes)
+    if page and array.nbytes >= page and array.flags.c_contiguous:
+        array.reshape(-1).view(np.uint8)[::page] = 0
+    return array

@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rbrepro.features import _matvec_kernels as kernels
+from rbrepro.memory import fault_in
 
 
 class BinnedMatrix:
@@ -74,7 +75,7 @@ class BinnedMatrix:
     def matvec(self, W: np.ndarray) -> np.ndarray:
         """Z W for W of shape (D,) or (D, C)."""
         W2 = np.ascontiguousarray(W.reshape(self.n_columns, -1), dtype=np.float64)
-        out = np.empty((self.n_rows, W2.shape[1]))
+        out = fault_in(np.empty((self.n_rows, W2.shape[1])))
         if W2.shape[1] == 1:
             kernels.gather_vector(self.ids, W2[:, 0], out[:, 0])
         else:
@@ -85,7 +86,7 @@ class BinnedMatrix:
     def rmatvec(self, V: np.ndarray) -> np.ndarray:
         """Z^T V for V of shape (N,) or (N, C)."""
         V2 = np.ascontiguousarray(V.reshape(self.n_rows, -1), dtype=np.float64)
-        out = np.empty((self.n_columns, V2.shape[1]))
+        out = fault_in(np.empty((self.n_columns, V2.shape[1])))
         if V2.shape[1] == 1:
             kernels.scatter_vector(self.ids, V2[:, 0], self.offsets, out[:, 0])
         else:
@@ -103,7 +104,7 @@ class BinnedMatrix:
         P = np.ascontiguousarray(P, dtype=np.float64)
         Rk = np.ascontiguousarray(Rk, dtype=np.float64)
         m = np.empty(0) if inv_diag is None else inv_diag
-        out = np.empty_like(P) if out is None else out
+        out = fault_in(np.empty_like(P)) if out is None else out
         C = P.shape[1]
         if C == 1:  # 1-D views: the one-target kernels, which the compiler vectorizes and unrolls
             v = np.empty(self.n_rows)
@@ -112,7 +113,7 @@ class BinnedMatrix:
             kernels.scatter_gram_vector(self.ids, v, self.offsets, P.reshape(-1), Rk.reshape(-1), m,
                                         self.scale ** 2, float(lam), out.reshape(-1), grid_dots)
             return out, grid_dots.sum(axis=0).reshape(kernels.N_DOTS, 1)
-        V = np.empty((self.n_rows, C))
+        V = fault_in(np.empty((self.n_rows, C)))
         kernels.gather(self.ids, P, V)
         grid_dots = np.empty((self.n_grids, kernels.N_DOTS, C))
         kernels.scatter_gram_dots(self.ids, V, self.offsets, P, Rk, m, self.scale ** 2, float(lam), out, grid_dots)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rbrepro.errors import InvalidParameter
+from rbrepro.memory import fault_in
 from rbrepro.solvers._cg_kernels import (
     direction,
     direction_preconditioned,
@@ -115,7 +116,7 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
     bnorm = np.sqrt(np.einsum("ij,ij->j", B, B))
     bnorm[bnorm == 0] = 1.0
     if x0 is None:
-        W = np.zeros((n_cols, C))
+        W = fault_in(np.zeros((n_cols, C)))
         Rk = np.ascontiguousarray(B)  # B is not needed again (its norm is bnorm): no copy, one D x C array fewer
     else:
         W = np.array(np.asarray(x0, dtype=np.float64).reshape(n_cols, C))
@@ -123,7 +124,7 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
         del B
     inv_diag = _preconditioner(Z, lam) if preconditioned else None
     P = Rk * inv_diag[:, None] if preconditioned else Rk.copy()
-    P_next = np.empty_like(P)  # the direction kernels write here, then the two swap (_cg_kernels)
+    P_next = fault_in(np.empty_like(P))  # the direction kernels write here, then the two swap (_cg_kernels)
     rz = np.einsum("ij,ij->j", Rk, P)
     rr = np.einsum("ij,ij->j", Rk, Rk)
     active = np.sqrt(rr) > tol * bnorm
@@ -134,7 +135,7 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
     fused = hasattr(Z, "gram_apply_dots")
     one_pass = C >= ONE_PASS_TARGETS and fused
     m = np.empty(0) if inv_diag is None else inv_diag
-    AP = np.empty_like(P) if fused else None
+    AP = fault_in(np.empty_like(P)) if fused else None
     while it < maxit and active.any():
         if one_pass:
             AP, dots = Z.gram_apply_dots(P, lam, Rk, inv_diag, out=AP)
