@@ -196,14 +196,20 @@ NUMPY_HUGEPAGE_BYTES = 1 << 22
 _THP = Path("/sys/kernel/mm/transparent_hugepage")
 
 
+@functools.cache
+def _thp_settings(folder: Path) -> tuple[str, int]:
+    """(mode line, huge page bytes) of Linux's THP settings in folder, or ("", 0) where it has none: read
+    once per process, since fault_in runs on every mat-vec's output."""
+    try:
+        return (folder / "enabled").read_text(), int((folder / "hpage_pmd_size").read_text())
+    except (OSError, ValueError):
+        return "", 0
+
+
 def _huge_page_bytes(n_bytes: int) -> int:
     """The size of the transparent huge pages a fresh array of n_bytes would be given, or 0: Linux's THP
     mode "always", or "madvise" where numpy asks for them (arrays of NUMPY_HUGEPAGE_BYTES or more)."""
-    try:
-        mode = (_THP / "enabled").read_text()
-        page = int((_THP / "hpage_pmd_size").read_text())
-    except (OSError, ValueError):
-        return 0
+    mode, page = _thp_settings(_THP)
     if "[always]" in mode:
         return page
     if "[madvise]" in mode and n_bytes >= NUMPY_HUGEPAGE_BYTES:

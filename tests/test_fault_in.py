@@ -14,6 +14,7 @@ def thp(tmp_path, monkeypatch):
     def set_mode(mode: str, page: int = 4096):
         (tmp_path / "enabled").write_text(mode + "\n")
         (tmp_path / "hpage_pmd_size").write_text(f"{page}\n")
+        memory._thp_settings.cache_clear()  # read once per process: forget the last fake's
     monkeypatch.setattr(memory, "_THP", tmp_path)
     return set_mode
 
