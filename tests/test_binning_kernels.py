@@ -113,19 +113,14 @@ def test_gather_and_scatter_match_dense_products(X, n_cols, R):
     np.testing.assert_allclose(Zt.rmatvec(V[:60]), dense_t.T @ V[:60], atol=1e-12)
 
 
-@pytest.mark.parametrize("R", [3, 12, 13, 17])  # fewer grids than a group; whole groups; one over
-@pytest.mark.parametrize("columns", ["few", "many"])  # per grid: the CG scatter's WIDE_GROUP, or GRID_GROUP
-def test_grouped_scatter_sums_each_column_in_row_order(X, R, columns):
-    """The scatters walk GRID_GROUP (or WIDE_GROUP) grids together; every column must still add its rows
-    in increasing order, as one grid at a time does (np.add.at), so the sums agree bit for bit."""
+@pytest.mark.parametrize("R", [3, 12, 13, 17, 33])  # fewer grids than a group; whole groups; one over
+def test_grouped_scatter_sums_each_column_in_row_order(X, R):
+    """The scatters walk a group of grids together (4, 8 or 16, `scatter_group`); every column must still
+    add its rows in increasing order, as one grid at a time does (np.add.at), so the sums agree bit for bit
+    at every group size."""
     from rbrepro.features import _matvec_kernels as kernels
 
-    if columns == "many":  # every row in a bin of its own: more columns a grid than WIDE_GROUP_MAX_COLUMNS
-        X = np.random.default_rng(1).random((kernels.WIDE_GROUP_MAX_COLUMNS + 500, 6))
-    rb, _ = _fit(X, R=R, sigma=2.0 if columns == "few" else 500.0)
-    wide = rb.n_bins_ <= kernels.WIDE_GROUP_MAX_COLUMNS * R
-    assert wide == (columns == "few")
-    assert kernels._wide_groups(rb.column_offsets_) == wide
+    rb, _ = _fit(X, R=R)
     Zt = rb.transform_binned(np.vstack([X, X[:30] + 50.0]))  # with unseen bins (-1)
     rng = np.random.default_rng(7)
     V = rng.standard_normal((Zt.n_rows, 2))
@@ -137,27 +132,88 @@ def test_grouped_scatter_sums_each_column_in_row_order(X, R, columns):
     out = np.empty((Zt.n_columns, 2))
     kernels.scatter(Zt.ids, V, Zt.offsets, out)
     np.testing.assert_array_equal(out, expected)
-    out1 = np.empty(Zt.n_columns)
-    kernels.scatter_vector(Zt.ids, np.ascontiguousarray(V[:, 0]), Zt.offsets, out1)
-    np.testing.assert_array_equal(out1, expected[:, 0])
-    p = rng.standard_normal(Zt.n_columns)
-    r, m = rng.standard_normal(Zt.n_columns), rng.random(Zt.n_columns)
-    fused, dots = np.empty(Zt.n_columns), np.empty((R, kernels.N_DOTS))
-    kernels.scatter_gram_vector(Zt.ids, np.ascontiguousarray(V[:, 0]), Zt.offsets, p, r, m, 0.25, 0.5, fused, dots)
-    np.testing.assert_array_equal(fused, 0.25 * expected[:, 0] + 0.5 * p)
-    S = Zt.to_csr() * np.sqrt(R)  # the 0/1 pattern (sparse: "many" columns would not fit dense)
-    for inv_diag in (m, np.empty(0)):  # pcg's M, and plain CG's (none)
-        Q, want = kernels.reference_gram_dots(S, p[:, None], r[:, None], inv_diag, 0.25, 0.5)
-        fused1, dots1 = np.empty(Zt.n_columns), np.empty((R, kernels.N_DOTS))
-        kernels.scatter_gram_vector(Zt.ids, S @ p, Zt.offsets, p, r, inv_diag, 0.25, 0.5, fused1, dots1)
-        np.testing.assert_allclose(fused1, Q[:, 0], rtol=1e-12)
-        np.testing.assert_allclose(dots1.sum(0), want[:, 0], rtol=1e-10)
-        P3, R3 = rng.standard_normal((Zt.n_columns, 3)), rng.standard_normal((Zt.n_columns, 3))
-        Q3, want3 = kernels.reference_gram_dots(S, P3, R3, inv_diag, 0.25, 0.5)
-        fused3, dots3 = np.empty((Zt.n_columns, 3)), np.empty((R, kernels.N_DOTS, 3))
-        kernels.scatter_gram_dots(Zt.ids, S @ P3, Zt.offsets, P3, R3, inv_diag, 0.25, 0.5, fused3, dots3)
-        np.testing.assert_allclose(fused3, Q3, rtol=1e-12)
-        np.testing.assert_allclose(dots3.sum(0), want3, rtol=1e-10)
+    for group in kernels.GROUP_SIZES:
+        out1 = np.full(Zt.n_columns, np.nan)
+        kernels._scatter_vector_at(Zt.ids, np.ascontiguousarray(V[:, 0]), Zt.offsets, out1, group)
+        np.testing.assert_array_equal(out1, expected[:, 0])
+
+
+@pytest.mark.parametrize("R", [3, 12, 13, 17, 33])
+@pytest.mark.parametrize("n_cols", [1, 3])  # one target's kernel, and several targets'
+@pytest.mark.parametrize("preconditioned", [True, False])
+def test_scatter_update_matches_numpy_at_every_group_size(X, R, n_cols, preconditioned):
+    """The scatter that finishes a CG step, fused with its update (W += alpha P; Rk -= alpha (Z^T Z + lam) P)
+    and the new residual's two norms, against plain numpy, at every group size: the same W and Rk, bit
+    for bit across the sizes, and each grid's sums in a fixed order."""
+    from rbrepro.features import _matvec_kernels as kernels
+
+    rb, Z = _fit(X, R=R)
+    S = Z.to_csr() * np.sqrt(R)  # the 0/1 pattern
+    rng = np.random.default_rng(8)
+    D = Z.n_columns
+    P, W0, R0 = (rng.standard_normal((D, n_cols)) for _ in range(3))
+    alpha = rng.random(n_cols)
+    inv_diag = rng.random(D) if preconditioned else np.empty(0)
+    W_want, R_want = W0.copy(), R0.copy()
+    rr_want, rz_want = kernels.reference_update(S, P, W_want, R_want, inv_diag, 0.25, 0.5, alpha)
+    V = np.ascontiguousarray(S @ P)
+    results = []
+    for group in kernels.GROUP_SIZES:
+        W, Rk = W0.copy(), R0.copy()
+        if n_cols == 1:
+            sums = np.empty((R, kernels.N_SUMS))
+            kernels.scatter_update_vector(Z.ids, V[:, 0].copy(), Z.offsets, P[:, 0].copy(), W.reshape(-1),
+                                          Rk.reshape(-1), inv_diag, 0.25, 0.5, alpha[0], np.empty(D), sums, group)
+        else:
+            sums = np.empty((R, kernels.N_SUMS, n_cols))
+            scratch = kernels.update_scratch(Z.offsets, 2, n_cols, group)
+            kernels.scatter_update(Z.ids, V, Z.offsets, P, W, Rk, inv_diag, 0.25, 0.5, alpha, scratch, sums, group)
+        np.testing.assert_allclose(W, W_want, rtol=1e-13)
+        np.testing.assert_allclose(Rk, R_want, rtol=1e-12, atol=1e-12)
+        total = sums.sum(axis=0).reshape(kernels.N_SUMS, n_cols)
+        np.testing.assert_allclose(total[0], rr_want, rtol=1e-12)
+        np.testing.assert_allclose(total[1], rz_want, rtol=1e-12)
+        results.append((W, Rk, sums))
+    for W, Rk, sums in results[1:]:
+        np.testing.assert_array_equal(W, results[0][0])
+        np.testing.assert_array_equal(Rk, results[0][1])
+        np.testing.assert_array_equal(sums, results[0][2])
+
+
+@pytest.mark.parametrize("l2, expected", [(512 * 1024, 16), (64 * 1024, 8), (1024, 4)])
+def test_scatter_group_is_the_largest_whose_columns_fit_the_l2_share(monkeypatch, l2, expected):
+    """scatter_group: the largest of GROUP_SIZES whose mean grid's columns (times the targets) fill at most
+    GROUP_CACHE_SHARE of the L2 cache, else the smallest."""
+    from rbrepro.features import _matvec_kernels as kernels
+
+    monkeypatch.setattr(kernels, "l2_cache_bytes", lambda: l2)
+    offsets = np.arange(0, 64 * 500 + 1, 500)  # 64 grids of 500 columns: 4 KB a grid for one target
+    assert kernels.scatter_group(offsets, 1) == expected
+    assert kernels.scatter_group(offsets, 1000) == min(kernels.GROUP_SIZES)
+
+
+def test_l2_cache_size_is_read_from_the_system_or_defaults():
+    from rbrepro.features import _matvec_kernels as kernels
+
+    assert kernels.l2_cache_bytes() >= 64 * 1024
+
+
+@pytest.mark.parametrize("n_cols", [1, 3])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_column_squares_sum_in_an_order_fixed_by_the_shape(n_cols, threads):
+    """|Z p|^2's sum over rows: the same bits on any number of threads, and numpy's value to rounding."""
+    from rbrepro.features import _matvec_kernels as kernels
+    from rbrepro.threads import thread_budget
+
+    V = np.random.default_rng(9).standard_normal((3 * kernels.SQUARES_BLOCK + 17, n_cols))
+    want = np.zeros(n_cols)
+    for lo in range(0, V.shape[0], kernels.SQUARES_BLOCK):
+        want += np.cumsum(V[lo:lo + kernels.SQUARES_BLOCK] ** 2, axis=0)[-1]
+    with thread_budget(threads):
+        out = np.empty(n_cols)
+        kernels.column_squares(V, out)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_allclose(out, (V * V).sum(0), rtol=1e-12)
 
 
 @pytest.mark.parametrize("n_cols", [1, 3])
@@ -175,54 +231,43 @@ def test_gram_apply_matches_dense_normal_operator(X, n_cols):
 
 
 @pytest.mark.parametrize("n_cols", [1, 3])  # one target and several
-def test_cg_update_kernels_match_numpy(n_cols):
+@pytest.mark.parametrize("preconditioned", [True, False])
+def test_cg_update_kernels_match_numpy(n_cols, preconditioned):
+    """step and the new direction (with its norm, the next step's p^T p) against plain numpy; several
+    targets' direction may overwrite P in place, and gives the same bits."""
     from rbrepro.solvers import _cg_kernels as k
 
     rng = np.random.default_rng(5)
     W, Rk, P, AP = (rng.standard_normal((40000, n_cols)) for _ in range(4))  # several row blocks
     alpha, beta = rng.random(n_cols), rng.random(n_cols)
+    inv_diag = rng.random(40000) if preconditioned else np.empty(0)
     W2, Rk2, P2 = W.copy(), Rk.copy(), P.copy()
     rr = np.empty(n_cols)
     k.step(W, Rk, P, AP, alpha, rr)
     np.testing.assert_allclose(rr, k.reference_step(W2, Rk2, P2, AP, alpha), rtol=1e-12)
     np.testing.assert_allclose(W, W2)
     np.testing.assert_allclose(Rk, Rk2)
-    P_next = np.empty_like(P)
-    k.direction(P_next, P, Rk, beta)
-    k.reference_direction(P2, Rk2, beta)
-    np.testing.assert_array_equal(P_next, P2)  # the same sums, bit for bit
-
-
-@pytest.mark.parametrize("n_cols", [1, 3])
-@pytest.mark.parametrize("preconditioned", [True, False])
-def test_one_pass_cg_update_matches_numpy(preconditioned, n_cols):
-    """step_direction against plain numpy: the update, the new direction and the new residual's two
-    norms in one pass."""
-    from rbrepro.solvers import _cg_kernels as k
-
-    rng = np.random.default_rng(6)
-    W, Rk, P, AP = (rng.standard_normal((40000, n_cols)) for _ in range(4))
-    alpha, beta = rng.random(n_cols), rng.random(n_cols)
-    inv_diag = rng.random(40000) if preconditioned else np.empty(0)
-    W2, Rk2 = W.copy(), Rk.copy()
-    want_p, want_rr, want_rz = k.reference_step_direction(W2, Rk2, P, AP, alpha, beta, inv_diag)
-    rr, rz, P_next = np.empty(n_cols), np.empty(n_cols), np.empty_like(P)
-    k.step_direction(W, Rk, P, P_next, AP, alpha, beta, inv_diag, rr, rz)
-    np.testing.assert_allclose(W, W2, rtol=1e-13)
-    np.testing.assert_allclose(Rk, Rk2, rtol=1e-13)
-    np.testing.assert_allclose(P_next, want_p, rtol=1e-13)
-    np.testing.assert_allclose(rr, want_rr, rtol=1e-12)
-    np.testing.assert_allclose(rz, want_rz, rtol=1e-12)
+    P_next, pp = np.empty_like(P), np.empty(n_cols)
+    k.direction(P_next, P, Rk, inv_diag, beta, pp)
+    want_p, want_pp = k.reference_direction(P, Rk, inv_diag, beta)
+    np.testing.assert_array_equal(P_next, want_p)  # the same products, bit for bit
+    np.testing.assert_allclose(pp, want_pp, rtol=1e-12)
+    np.testing.assert_array_equal(pp, k.reference_in_order(want_p * want_p))
+    if n_cols > 1:
+        in_place, pp2 = P.copy(), np.empty(n_cols)
+        k.direction(in_place, in_place, Rk, inv_diag, beta, pp2)
+        np.testing.assert_array_equal(in_place, P_next)
+        np.testing.assert_array_equal(pp2, pp)
 
 
 @pytest.mark.parametrize("n_cols", [1, 3])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("blocks_and_tail", [(0, 0), (0, 3), (0, 7), (1, 6), (5, 1235)])
 def test_cg_update_dots_sum_in_a_fixed_order_within_fixed_row_blocks(n_cols, threads, blocks_and_tail):
-    """The residual's norms are summed inside each ROW_BLOCK in a fixed order, then block by block:
-    the same sum, bit for bit, on any number of threads (a run's iterates do not depend on
-    --threads), in each kernel that sums them and on both of its paths (one target, several), for
-    no rows, fewer than four, less than a block, and a last block that ends in three rows past its
+    """The residual's norms, and the new direction's, are summed inside each ROW_BLOCK in a fixed order,
+    then block by block: the same sum, bit for bit, on any number of threads (a run's iterates do not
+    depend on --threads), in each kernel that sums them and on both of its paths (one target, several),
+    for no rows, fewer than four, less than a block, and a last block that ends in three rows past its
     last whole four."""
     from rbrepro.solvers import _cg_kernels as k
     from rbrepro.threads import thread_budget
@@ -235,13 +280,11 @@ def test_cg_update_dots_sum_in_a_fixed_order_within_fixed_row_blocks(n_cols, thr
     R_new = Rk - alpha * AP
     want_rr = k.reference_in_order(R_new * R_new)
     want_rz = k.reference_in_order(inv_diag[:, None] * R_new * R_new)
+    P_want = inv_diag[:, None] * Rk + beta * P
+    want_pp = k.reference_in_order(P_want * P_want)
     if n_cols == 1 and D > 1000:  # these rows tell the lanes' order from row order
         assert not np.array_equal(want_rr, np.cumsum(R_new * R_new, axis=0)[-1])
     with thread_budget(threads):
-        rr, rz, P_next = np.empty(n_cols), np.empty(n_cols), np.empty_like(P)
-        k.step_direction(W.copy(), Rk.copy(), P, P_next, AP, alpha, beta, inv_diag, rr, rz)
-        np.testing.assert_array_equal(rr, want_rr)
-        np.testing.assert_array_equal(rz, want_rz)
         rr, rz = np.empty(n_cols), np.empty(n_cols)
         k.step_preconditioned(W.copy(), Rk.copy(), P, AP, alpha, inv_diag, rr, rz)
         np.testing.assert_array_equal(rr, want_rr)
@@ -249,18 +292,21 @@ def test_cg_update_dots_sum_in_a_fixed_order_within_fixed_row_blocks(n_cols, thr
         rr = np.empty(n_cols)
         k.step(W.copy(), Rk.copy(), P, AP, alpha, rr)
         np.testing.assert_array_equal(rr, want_rr)
+        pp, P_next = np.empty(n_cols), np.empty_like(P)
+        k.direction(P_next, P, Rk, inv_diag, beta, pp)
+        np.testing.assert_array_equal(pp, want_pp)
 
 
 @pytest.mark.parametrize("preconditioned", [True, False])
-def test_one_pass_cg_follows_the_two_pass_iterates(X, preconditioned):
-    """CG with the operator's dots (one pass per step) against the same CG without them: the
-    iterates agree to rounding over the first steps, and both reach the direct solution."""
+def test_split_step_cg_follows_the_generic_iterates(X, preconditioned):
+    """CG with the operator's split step (alpha from |Z p|^2, the update inside the scatter) against the
+    same CG on a matvec and an rmatvec: the iterates agree to rounding over the first steps."""
     from rbrepro.solvers import ridge_cg
 
     _, Z = _fit(X, R=13)
     Y = np.column_stack([np.sin(3 * X[:, 0]), X[:, 1]])
 
-    class TwoPass:  # the same operator without its optional fused step
+    class TwoPass:  # the same operator without its optional split step
         shape = Z.shape
 
         def matvec(self, W):

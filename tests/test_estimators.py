@@ -185,7 +185,7 @@ def test_cg_on_blocks_of_targets_when_all_at_once_would_exceed_the_memory_limit(
 
 def test_warm_up_compiles_every_kernel_of_the_fit_even_when_all_rows_share_a_bin():
     """A tiny sigma (cadata at 0.01) puts every warm-up row in one bin: with balanced labels Z^T y would be
-    0, CG would never step, and scatter_gram_vector would compile inside the timed fit."""
+    0, CG would never step, and scatter_update_vector would compile inside the timed fit."""
     from rbrepro.models.cell import compiled_since, numba_signatures
 
     rng = np.random.default_rng(0)

@@ -6,20 +6,29 @@ the kernels work on the 0/1 pattern S and callers scale by 1/sqrt(R).
 Plain-numpy references: `reference.dense_features(ids, D) @ W`.
 """
 
+import functools
+from pathlib import Path
+
 import numba as nb
 import numpy as np
 
 GRID_GROUP = 4
-#: grids the one-target scatters (the CG step's, and Z^T v) walk together where grids have few columns: more independent
-#: read-add-write chains, and v read once for twice as many grids. Against GRID_GROUP, same process,
-#: best of 11, 2 threads: cod_rna_split (83-101 columns a grid) x1.8 at R = 64, 256, 1024; cadata (592-650)
-#: x1.3 at R = 64 and 1024, x1.04-1.14 at 256; ijcnn1 (1,538-1,672) x0.92-1.0, so it keeps GRID_GROUP
-WIDE_GROUP = 8
-#: the mean columns per grid up to which those scatters take WIDE_GROUP grids (8 grids' columns in 64 KB)
-WIDE_GROUP_MAX_COLUMNS = 1024
-#: the dots the scatter of a CG step returns per grid and target, in this order: p^T q, r^T M q and
-#: q^T M q, with q = (Z^T Z + lam I) p and M the preconditioner's diagonal (ones for CG)
-N_DOTS = 3
+#: the sizes of the grid groups the one-target scatters walk together, row by row (`scatter_group`): more
+#: grids a group means more independent read-add-write chains and v read once for more grids, as long
+#: as the group's columns stay in the core's L2. A kernel is compiled per size (`_at_group`). Against 4
+#: grids, same process, best of 15, 2 threads, AMD EPYC (Zen 1, 512 KB L2): 16 grids ran ijcnn1's CG
+#: scatter x2.5-3.4 as fast at R = 64, 256, 1024 and cod_rna_split's x1.7; 32 grids (more id streams
+#: than the core's registers and prefetchers keep) ran slower than 8 everywhere
+GROUP_SIZES = (4, 8, 16)
+#: the share of the L2 cache a group's columns may fill (the rest: the ids and v streaming through)
+GROUP_CACHE_SHARE = 0.5
+#: the L2 size assumed where the system does not tell it
+DEFAULT_L2_BYTES = 512 * 1024
+#: the sums the scatter that finishes a CG step returns per grid and target, in this order: r^T r and
+#: r^T M r of the new residual, M the preconditioner's diagonal (ones for CG)
+N_SUMS = 2
+#: rows per block of `column_squares`, whose block sums are added in block order
+SQUARES_BLOCK = 4096
 
 
 def gather(ids, W, out):
@@ -162,31 +171,52 @@ def _gather_vector(ids, w, out, n_threads):
                 o[i] = _plus_seen(o[i], w, ids_r[i])
 
 
-@nb.njit(cache=True)
 def scatter_vector(ids, v, offsets, out):
-    """scatter for one right-hand side (v, out 1-D); grids in groups as in `scatter_gram_vector`."""
-    if _wide_groups(offsets):
-        _scatter_vector_groups(ids, v, offsets, out, WIDE_GROUP)
+    """scatter for one right-hand side (v, out 1-D); grids in groups of `scatter_group` grids."""
+    _scatter_vector_at(ids, v, offsets, out, scatter_group(offsets, 1))
+
+
+@nb.njit(cache=True)
+def _scatter_vector_at(ids, v, offsets, out, group):
+    if group == 16:
+        _scatter_vector_groups(ids, v, offsets, out, 16)
+    elif group == 8:
+        _scatter_vector_groups(ids, v, offsets, out, 8)
     else:
-        _scatter_vector_groups(ids, v, offsets, out, GRID_GROUP)
+        _scatter_vector_groups(ids, v, offsets, out, 4)
 
 
 @nb.njit(parallel=True, cache=True)
 def _scatter_vector_groups(ids, v, offsets, out, group):
-    nb.literally(group)  # a kernel per group size (`_wide_groups`)
+    nb.literally(group)  # a kernel per group size (`scatter_group`)
     for g in nb.prange((ids.shape[0] + group - 1) // group):
         r0, r1 = _zeroed_group(offsets, g, group, out)
         _scatter_group(ids, v, r0, r1, out, group)
 
 
-@nb.njit(cache=True, inline="always")
-def _wide_groups(offsets):
-    """True where the grids hold at most WIDE_GROUP_MAX_COLUMNS columns each on average: the one-target
-    scatters then walk WIDE_GROUP grids together. Each group size is compiled as a kernel of its own
-    (`numba.literally`): one kernel taking the size at run time ran ijcnn1's GRID_GROUP scatter
-    x0.83-0.86 as fast."""
-    n_grids = offsets.shape[0] - 1
-    return offsets[n_grids] <= WIDE_GROUP_MAX_COLUMNS * n_grids
+@functools.cache
+def l2_cache_bytes() -> int:
+    """The L2 cache of one core, in bytes, as Linux reports it (DEFAULT_L2_BYTES where it does not)."""
+    try:
+        for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+            if (index / "level").read_text().strip() == "2" and "Instruction" not in (index / "type").read_text():
+                text = (index / "size").read_text().strip().upper()
+                scale = {"K": 1024, "M": 1024 ** 2}.get(text[-1:], 1)
+                return int(text.rstrip("KM")) * scale
+    except (OSError, ValueError):
+        pass
+    return DEFAULT_L2_BYTES
+
+
+def scatter_group(offsets, n_cols: int) -> int:
+    """How many grids the CG scatters walk together: the largest of GROUP_SIZES whose columns (the mean
+    grid's, n_cols doubles each) fill at most GROUP_CACHE_SHARE of the L2 cache, else the smallest. The
+    sums are the same, bit for bit, at every size (each column adds its rows in increasing order)."""
+    n_grids = len(offsets) - 1
+    column_bytes = 8.0 * n_cols * float(offsets[-1]) / max(n_grids, 1)
+    budget = GROUP_CACHE_SHARE * l2_cache_bytes()
+    fitting = [g for g in GROUP_SIZES if g * column_bytes <= budget]
+    return max(fitting) if fitting else min(GROUP_SIZES)
 
 
 @nb.njit(inline="always")
@@ -221,102 +251,166 @@ def _scatter_group(ids, v, r0, r1, out, group):
 
 
 @nb.njit(cache=True)
-def scatter_gram_vector(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_dots):
-    """The scatter that finishes a CG step's q = (Z^T Z + lam I) p, fused with its scaling and the dots
-    the step needs (one target; `scatter_gram_dots` for several).
+def scatter_update_vector(ids, v, offsets, p, w, r, inv_diag, scale2, lam, alpha, acc, grid_sums, group):
+    """The scatter that finishes a CG step (one target; `scatter_update` for several), fused with the
+    step's whole vector update.
 
-    v = S p (a gather); then out = scale2 * S^T v + lam * p, and grid_dots[r, :] = the N_DOTS dots
-    (p^T q, r^T M q, q^T M q) on grid r's columns: one pass over each group's columns while they are
-    in cache, instead of more passes over D. Grids are scattered GRID_GROUP at a time, as in
-    `scatter` (×1.49 / ×1.48 / ×1.78 at R = 64 / 256 / 1024 on ijcnn1, `python -m bench.rb_layout 64 256 1024`;
-    the same sums, bit for bit), or WIDE_GROUP at a time where grids have few columns (`_wide_groups`).
-    inv_diag is M's diagonal, or an empty array for plain CG (M = I). Reference: `reference_gram_dots`.
-    """
-    if _wide_groups(offsets):
-        _scatter_gram_groups(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_dots, WIDE_GROUP)
+    v = S p (a gather), and alpha already known from it (solvers.cg: p^T A p = scale2 |v|^2 + lam |p|^2);
+    then, with q = scale2 * S^T v + lam * p, w += alpha p and r -= alpha q on each group of grids'
+    columns while its S^T v is in cache, and grid_sums[k, :] = (r'^T r', r'^T M r') of the new residual
+    on grid k's columns. q is never stored: acc (D long) holds S^T v, a group at a time. Grids are
+    scattered `group` at a time (one of GROUP_SIZES, `scatter_group`), as in `scatter`. inv_diag is M's
+    diagonal, or an empty array for plain CG (M = I). Reference: `reference_update`."""
+    if group == 16:
+        _scatter_update_groups(ids, v, offsets, p, w, r, inv_diag, scale2, lam, alpha, acc, grid_sums, 16)
+    elif group == 8:
+        _scatter_update_groups(ids, v, offsets, p, w, r, inv_diag, scale2, lam, alpha, acc, grid_sums, 8)
     else:
-        _scatter_gram_groups(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_dots, GRID_GROUP)
+        _scatter_update_groups(ids, v, offsets, p, w, r, inv_diag, scale2, lam, alpha, acc, grid_sums, 4)
 
 
 @nb.njit(parallel=True, cache=True)
-def _scatter_gram_groups(ids, v, offsets, p, r, inv_diag, scale2, lam, out, grid_dots, group):
-    nb.literally(group)  # a kernel per group size (`_wide_groups`)
+def _scatter_update_groups(ids, v, offsets, p, w, r, inv_diag, scale2, lam, alpha, acc, grid_sums, group):
+    nb.literally(group)  # a kernel per group size (`scatter_group`)
     for g in nb.prange((ids.shape[0] + group - 1) // group):
-        r0, r1 = _zeroed_group(offsets, g, group, out)
-        _scatter_group(ids, v, r0, r1, out, group)
-        _finish_grids(offsets, r0, r1, p, r, inv_diag, scale2, lam, out, grid_dots)
+        r0, r1 = _zeroed_group(offsets, g, group, acc)
+        _scatter_group(ids, v, r0, r1, acc, group)
+        _update_grids(offsets, r0, r1, p, w, r, inv_diag, scale2, lam, alpha, acc, grid_sums)
 
 
 @nb.njit(inline="always")
-def _finish_grids(offsets, r0, r1, p, r, inv_diag, scale2, lam, out, grid_dots):
-    """q = scale2 * out + lam * p on grids r0..r1-1's columns, and each grid's N_DOTS dots into grid_dots."""
-    precond = inv_diag.shape[0] == out.shape[0]
+def _update_grids(offsets, r0, r1, p, w, r, inv_diag, scale2, lam, alpha, acc, grid_sums):
+    """On grids r0..r1-1's columns: q = scale2 * acc + lam * p; w += alpha p; r -= alpha q; each grid's
+    sums of r^2 and m r^2 (the new r) into grid_sums, in column order."""
+    precond = inv_diag.shape[0] == acc.shape[0]
     for k in range(r0, r1):
-        pq = rmq = qmq = 0.0
+        rr = rz = 0.0
         lo, hi = offsets[k], offsets[k + 1]
-        # grid k's columns as views indexed from 0 (see _gather_vector)
-        q, pk, rk, mk = out[lo:hi], p[lo:hi], r[lo:hi], inv_diag[lo:hi]  # (an empty inv_diag stays empty)
-        for col in range(q.shape[0]):
-            a = scale2 * q[col] + lam * pk[col]
-            q[col] = a
-            ma = mk[col] * a if precond else a
-            pq += pk[col] * a
-            rmq += rk[col] * ma
-            qmq += a * ma
-        grid_dots[k, 0] = pq
-        grid_dots[k, 1] = rmq
-        grid_dots[k, 2] = qmq
+        # grid k's columns as views indexed from 0 (see _gather_vector); an empty inv_diag stays empty
+        a, pk, wk, rk, mk = acc[lo:hi], p[lo:hi], w[lo:hi], r[lo:hi], inv_diag[lo:hi]
+        for col in range(a.shape[0]):
+            pc = pk[col]
+            wk[col] += alpha * pc
+            new = rk[col] - alpha * (scale2 * a[col] + lam * pc)
+            rk[col] = new
+            sq = new * new
+            rr += sq
+            rz += mk[col] * sq if precond else sq
+        grid_sums[k, 0] = rr
+        grid_sums[k, 1] = rz
 
 
-@nb.njit(inline="always")
-def _grid_dots(out, P, Rk, inv_diag, precond, scale2, lam, lo, hi, acc):
-    """Finish Q = scale2 * out + lam * P on columns lo ... hi-1, and put each target's dots in acc
-    (N_DOTS x C): column by column, every target of a column in one go (its C entries are contiguous),
-    each target's sums still in column order."""
-    n_cols = out.shape[1]
-    for k in range(N_DOTS):
-        for c in range(n_cols):
-            acc[k, c] = 0.0
-    for col in range(lo, hi):
-        m = inv_diag[col] if precond else 1.0
-        for c in range(n_cols):
-            a = scale2 * out[col, c] + lam * P[col, c]
-            out[col, c] = a
-            ma = m * a if precond else a
-            acc[0, c] += P[col, c] * a
-            acc[1, c] += Rk[col, c] * ma
-            acc[2, c] += a * ma
+@nb.njit(cache=True)
+def scatter_update(ids, V, offsets, P, W, Rk, inv_diag, scale2, lam, alpha, acc, grid_sums, group):
+    """`scatter_update_vector` for several targets: V = S P (N x C, a gather), alpha (C,) known from it;
+    then W += alpha P and Rk -= alpha Q with Q = scale2 * S^T V + lam * P, `group` grids at a time,
+    and grid_sums[k, :, c] = (r'^T r', r'^T M r') of target c's new residual on grid k.
+
+    Q never exists as a D x C array: each thread scatters a group's S^T V into its own scratch,
+    acc[t] (at least the widest group's columns x C, `update_scratch`), and updates W and Rk from it
+    while it is in cache. A CG step then keeps three D x C arrays (W, Rk, P) where a stored Q and a
+    second direction took five, each faulted in by the fit (letter's 26 classes at R = 256: 106 MB
+    apiece). Threads take contiguous runs of groups (as prange's static schedule would).
+    Reference: `reference_update`."""
+    if group == 16:
+        _scatter_update_blocks(ids, V, offsets, P, W, Rk, inv_diag, scale2, lam, alpha, acc, grid_sums, 16)
+    elif group == 8:
+        _scatter_update_blocks(ids, V, offsets, P, W, Rk, inv_diag, scale2, lam, alpha, acc, grid_sums, 8)
+    else:
+        _scatter_update_blocks(ids, V, offsets, P, W, Rk, inv_diag, scale2, lam, alpha, acc, grid_sums, 4)
 
 
 @nb.njit(parallel=True, cache=True)
-def scatter_gram_dots(ids, V, offsets, P, Rk, inv_diag, scale2, lam, out, grid_dots):
-    """`scatter_gram_vector` for several targets: Q = (Z^T Z + lam I) P, fused with every dot the step needs.
-
-    V = S P (a gather, N x C); then out = scale2 * S^T V + lam * P and grid_dots[r, :, c] = the N_DOTS
-    dots of target c on grid r's columns (p^T q, r^T M q, q^T M q), read while the
-    group's columns are in cache: with them CG knows alpha and the next residual's norms before it
-    updates any vector, so the update and the new direction share one pass (solvers._cg_kernels).
-    inv_diag is M's diagonal (D,), or an empty array for plain CG (M = I).
-    Reference: `reference_gram_dots`.
-    """
+def _scatter_update_blocks(ids, V, offsets, P, W, Rk, inv_diag, scale2, lam, alpha, acc, grid_sums, group):
+    nb.literally(group)  # a kernel per group size (`scatter_group`)
     n_grids = ids.shape[0]
+    n_groups = (n_grids + group - 1) // group
+    n_threads = min(acc.shape[0], n_groups)
+    per = (n_groups + n_threads - 1) // max(n_threads, 1)
+    precond = inv_diag.shape[0] == W.shape[0]
     n_cols = V.shape[1]
-    precond = inv_diag.shape[0] == out.shape[0]
-    for g in nb.prange((n_grids + GRID_GROUP - 1) // GRID_GROUP):
-        r0 = g * GRID_GROUP
-        r1 = min(n_grids, r0 + GRID_GROUP)
-        _scatter_block_group(ids, V, offsets, r0, r1, out)
-        acc = np.empty((N_DOTS, n_cols))
-        for r in range(r0, r1):
-            _grid_dots(out, P, Rk, inv_diag, precond, scale2, lam, offsets[r], offsets[r + 1], acc)
-            for k in range(N_DOTS):
+    for t in nb.prange(n_threads):
+        scratch = acc[t]
+        for g in range(t * per, min(n_groups, (t + 1) * per)):
+            r0 = g * group
+            r1 = min(n_grids, r0 + group)
+            base = offsets[r0]
+            _scatter_group_at(ids, V, r0, r1, base, offsets[r1] - base, scratch, group)
+            for k in range(r0, r1):
                 for c in range(n_cols):
-                    grid_dots[r, k, c] = acc[k, c]
+                    grid_sums[k, 0, c] = 0.0
+                    grid_sums[k, 1, c] = 0.0
+                for col in range(offsets[k], offsets[k + 1]):
+                    m = inv_diag[col] if precond else 1.0
+                    s = scratch[col - base]
+                    for c in range(n_cols):
+                        pc = P[col, c]
+                        W[col, c] += alpha[c] * pc
+                        new = Rk[col, c] - alpha[c] * (scale2 * s[c] + lam * pc)
+                        Rk[col, c] = new
+                        sq = new * new
+                        grid_sums[k, 0, c] += sq
+                        grid_sums[k, 1, c] += m * sq if precond else sq
 
 
-def reference_gram_dots(dense_S, P, Rk, inv_diag, scale2, lam):
-    """Plain numpy: Q = scale2 * S^T S P + lam P and the N_DOTS dots per column (whole vectors)."""
+@nb.njit(inline="always")
+def _scatter_group_at(ids, V, r0, r1, base, width, out, group):
+    """out[col - base, :] = the sum of V[i, :] over the rows i in col's bin, for the `width` columns of
+    grids r0 ... r1-1 (zeroed first), the grids walked together row by row as in `scatter`."""
+    n = ids.shape[1]
+    n_cols = V.shape[1]
+    for col in range(width):
+        for c in range(n_cols):
+            out[col, c] = 0.0
+    full = r1 - r0 == group
+    for i in range(n):
+        if full:
+            seen = True
+            for k in range(group):
+                seen = seen and ids[r0 + k, i] >= 0
+            if seen:
+                for k in range(group):
+                    o = out[ids[r0 + k, i] - base]
+                    for c in range(n_cols):
+                        o[c] += V[i, c]
+                continue
+        for r in range(r0, r1):
+            col = ids[r, i]
+            if col >= 0:
+                o = out[col - base]
+                for c in range(n_cols):
+                    o[c] += V[i, c]
+
+
+def update_scratch(offsets, n_threads: int, n_cols: int, group: int) -> np.ndarray:
+    """The per-thread scratch `scatter_update` needs: n_threads x (the widest group's columns) x n_cols."""
+    widths = offsets[np.minimum(np.arange(group, len(offsets) - 1 + group, group),
+                                len(offsets) - 1)] - offsets[:-1:group]
+    return np.empty((max(1, n_threads), int(widths.max(initial=0)), n_cols))
+
+
+@nb.njit(parallel=True, cache=True)
+def column_squares(V, out):
+    """out[c] = sum_i V[i, c]^2, in an order fixed by V's shape alone (blocks of SQUARES_BLOCK rows, each
+    summed in row order, then the blocks in order): the same bits on any number of threads."""
+    n, n_cols = V.shape
+    n_blocks = (n + SQUARES_BLOCK - 1) // SQUARES_BLOCK
+    parts = np.zeros((n_blocks, n_cols + 8))  # a cache line between two blocks' sums
+    for b in nb.prange(n_blocks):
+        for i in range(b * SQUARES_BLOCK, min(n, (b + 1) * SQUARES_BLOCK)):
+            for c in range(n_cols):
+                parts[b, c] += V[i, c] * V[i, c]
+    for c in range(n_cols):
+        out[c] = 0.0
+        for b in range(n_blocks):
+            out[c] += parts[b, c]
+
+
+def reference_update(dense_S, P, W, Rk, inv_diag, scale2, lam, alpha):
+    """Plain numpy for `scatter_update(_vector)`: W += alpha P; Rk -= alpha (scale2 S^T S P + lam P);
+    returns the new residual's (r^T r, r^T M r) per column (whole vectors)."""
     Q = scale2 * (dense_S.T @ (dense_S @ P)) + lam * P
     m = inv_diag[:, None] if inv_diag.shape[0] == P.shape[0] else np.ones((P.shape[0], 1))
-    dots = np.stack([(P * Q).sum(0), (m * Rk * Q).sum(0), (m * Q * Q).sum(0)])
-    return Q, dots
+    W += alpha * P
+    Rk -= alpha * Q
+    return (Rk * Rk).sum(0), (m * Rk * Rk).sum(0)

@@ -8,11 +8,25 @@ which each thread owns whole grids (disjoint column ranges).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numba as nb
 import numpy as np
 import scipy.sparse as sp
 
 from rbrepro.features import _matvec_kernels as kernels
 from rbrepro.memory import fault_in
+
+
+@dataclass
+class StepBuffers:
+    """A CG step's buffers on a BinnedMatrix, kept by the solve from step to step: V = S P (N x C), the
+    scatter's scratch (D long for one target, else each thread's widest group of columns x C) and the
+    number of grids the scatter walks together (`_matvec_kernels.scatter_group`)."""
+
+    V: np.ndarray
+    acc: np.ndarray
+    group: int
 
 
 class BinnedMatrix:
@@ -94,30 +108,44 @@ class BinnedMatrix:
         out *= self.scale
         return out.reshape((self.n_columns,) + V.shape[1:])
 
-    def gram_apply_dots(self, P: np.ndarray, lam: float, Rk: np.ndarray, inv_diag: np.ndarray | None,
-                        out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Q = (Z^T Z + lam I) P for P of shape (D, C), and per column the dots a CG step needs
-        (p^T q, r^T M q, q^T M q; M = diag(inv_diag), or I where it is None), shape (3, C): a gather, then one scatter fused with the scaling, the lam term and the dots
-        (`scatter_gram_dots`), so CG updates its vectors in one pass (solvers.cg). out: a (D, C)
-        buffer to write Q into (a CG loop's own, reused: a fresh D x C array each step costs its page
-        faults again)."""
+    def normal_gather(self, P: np.ndarray, work: StepBuffers | None = None) -> tuple[StepBuffers, np.ndarray]:
+        """The first half of a CG step on (Z^T Z + lam I) (solvers.operator): V = S P, the 0/1 pattern's
+        product (N x C), into `work`, and per column |Z p|^2 = |V|^2 / R, summed in an order fixed by the
+        shape (the same bits on any number of threads). work: the buffers of an earlier step of the same
+        solve, reused (fresh ones each step cost their page faults again); None makes them."""
         P = np.ascontiguousarray(P, dtype=np.float64)
-        Rk = np.ascontiguousarray(Rk, dtype=np.float64)
-        m = np.empty(0) if inv_diag is None else inv_diag
-        out = fault_in(np.empty_like(P)) if out is None else out
         C = P.shape[1]
-        if C == 1:  # 1-D views: the one-target kernels, which the compiler vectorizes and unrolls
-            v = np.empty(self.n_rows)
-            kernels.gather_vector(self.ids, P.reshape(-1), v)
-            grid_dots = np.empty((self.n_grids, kernels.N_DOTS))
-            kernels.scatter_gram_vector(self.ids, v, self.offsets, P.reshape(-1), Rk.reshape(-1), m,
-                                        self.scale ** 2, float(lam), out.reshape(-1), grid_dots)
-            return out, grid_dots.sum(axis=0).reshape(kernels.N_DOTS, 1)
-        V = fault_in(np.empty((self.n_rows, C)))
-        kernels.gather(self.ids, P, V)
-        grid_dots = np.empty((self.n_grids, kernels.N_DOTS, C))
-        kernels.scatter_gram_dots(self.ids, V, self.offsets, P, Rk, m, self.scale ** 2, float(lam), out, grid_dots)
-        return out, grid_dots.sum(axis=0)
+        if work is None or work.V.shape != (self.n_rows, C):
+            group = kernels.scatter_group(self.offsets, C)
+            acc = (np.empty(self.n_columns) if C == 1
+                   else kernels.update_scratch(self.offsets, nb.get_num_threads(), C, group))
+            work = StepBuffers(fault_in(np.empty((self.n_rows, C))), fault_in(acc), group)
+        if C == 1:  # 1-D views: the one-target kernel, which the compiler vectorizes and unrolls
+            kernels.gather_vector(self.ids, P.reshape(-1), work.V.reshape(-1))
+        else:
+            kernels.gather(self.ids, P, work.V)
+        squares = np.empty(C)
+        kernels.column_squares(work.V, squares)
+        return work, squares * self.scale ** 2
+
+    def normal_update(self, work: StepBuffers, P: np.ndarray, lam: float, alpha: np.ndarray, W: np.ndarray,
+                      Rk: np.ndarray, inv_diag: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """The second half: W += alpha P and Rk -= alpha (Z^T Z + lam I) P, with `work` from
+        `normal_gather(P)`, in one scatter whose sums are used while they are in cache and never stored
+        (`scatter_update`); returns the new residual's r^T r and r^T M r per column (M = diag(inv_diag),
+        or I where it is None), each summed grid by grid in a fixed order. W, Rk and P: (D, C), C order."""
+        m = np.empty(0) if inv_diag is None else inv_diag
+        C = P.shape[1]
+        sums = np.empty((self.n_grids, kernels.N_SUMS, C))
+        if C == 1:
+            kernels.scatter_update_vector(self.ids, work.V.reshape(-1), self.offsets, P.reshape(-1), W.reshape(-1),
+                                          Rk.reshape(-1), m, self.scale ** 2, float(lam), float(alpha[0]), work.acc,
+                                          sums.reshape(self.n_grids, kernels.N_SUMS), work.group)
+        else:
+            kernels.scatter_update(self.ids, work.V, self.offsets, P, W, Rk, m, self.scale ** 2, float(lam),
+                                   np.ascontiguousarray(alpha, dtype=np.float64), work.acc, sums, work.group)
+        total = sums.sum(axis=0)  # grid by grid, in numpy's own order (the same on any thread count)
+        return total[0], total[1]
 
     def gram_diagonal(self) -> np.ndarray:
         """diag(Z^T Z): each column's bin count / R (solvers.operator)."""

@@ -4,6 +4,13 @@ Solves (Z^T Z + lam I) W = Z^T Y for every column of Y at once, applying Z and Z
 (never forming Z^T Z): each iteration is one gather and one scatter over Z for all
 right-hand sides together. Columns stop updating once their relative residual
 ||r|| / ||Z^T y|| reaches tol; the loop ends when all have, or after maxit iterations.
+
+Where the operator splits a step (solvers.operator: `normal_gather`, `normal_update`), the step length
+comes from the gather alone, alpha = r^T M r / (|Z p|^2 + lam |p|^2) (|p|^2 from the direction's own
+pass), and the update W += alpha p, r -= alpha A p runs inside the scatter while each group of columns
+of Z^T Z p is in cache, so A p is never stored: a step is the gather, the scatter with the update, and
+one pass for the new direction p = M r + beta p, and the solve keeps three D x C arrays (W, r, p; one
+target keeps a second p, _cg_kernels). Letter's 26 classes at R = 256 took five of 106 MB each.
 The authors' defaults are maxit = 50, tol = 1e-3 (docs/design.md §2): with small lam the early
 stop is part of the regularization.
 """
@@ -16,13 +23,7 @@ import numpy as np
 
 from rbrepro.errors import InvalidParameter
 from rbrepro.memory import fault_in
-from rbrepro.solvers._cg_kernels import (
-    direction,
-    direction_preconditioned,
-    step,
-    step_direction,
-    step_preconditioned,
-)
+from rbrepro.solvers._cg_kernels import direction, step, step_preconditioned
 from rbrepro.solvers.operator import as_operator
 
 MAXIT = 50
@@ -32,17 +33,6 @@ TOL = 1e-3
 #: sets that gain from every row (letter, mnist, cod_rna); the square root keeps most of its speed
 #: (bench/stopping.py measures the three on every mirror dataset)
 PRECONDITIONER_POWER = 0.5
-#: A one-pass step predicts the new residual's M-norm from the operator's dots before it updates,
-#: rz' = rz - 2 alpha r^T M q + alpha^2 q^T M q; where those terms cancel to below this fraction of
-#: their size, too few digits are left for beta and the step takes its two passes instead
-CANCELLATION = 1e-6
-#: The one-pass step pays where several targets share its passes: letter's 26 classes at R = 256 take
-#: 96-102 ms a step against 134-138 ms in two passes; for one target the scatter's two more streams
-#: (r and M) cost more than the pass they save (ijcnn1, R = 1024: 29.7-30.2 against 27.5-27.6 ms),
-#: so one target keeps the two-pass step (`python -m bench.roofline` times each part)
-ONE_PASS_TARGETS = 2
-
-
 @dataclass
 class CGResult:
     coef: np.ndarray          # (D, C)
@@ -58,30 +48,14 @@ def gram_diagonal(Z) -> np.ndarray:
     return as_operator(Z).gram_diagonal()
 
 
-def apply_normal(Z, P: np.ndarray, lam: float, out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(Z^T Z + lam I) P and per-column P^T (Z^T Z + lam I) P for P of shape (D, C): Z's fused
-    `gram_apply_dots` where it has one (Random Binning), else a matvec and an rmatvec. out: a (D, C)
-    buffer the fused step writes into (a CG loop's own, reused every step)."""
+def apply_normal(Z, P: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """(Z^T Z + lam I) P and per-column P^T (Z^T Z + lam I) P for P of shape (D, C): the operator's
+    whole step where it has one (a distributed reduction), else a matvec and an rmatvec."""
     if hasattr(Z, "gram_apply"):  # the protocol's optional whole step (a distributed reduction)
         return Z.gram_apply(P, lam)
-    if hasattr(Z, "gram_apply_dots"):  # the protocol's optional fused step
-        out, dots = Z.gram_apply_dots(P, lam, P, None, out=out)
-        return out, dots[0]
     AP = Z.rmatvec(Z.matvec(P))
     AP += lam * P
     return AP, np.einsum("ij,ij->j", P, AP)
-
-
-def _predicted_beta(dots: np.ndarray, alpha: np.ndarray, rz: np.ndarray, active: np.ndarray) -> np.ndarray | None:
-    """beta = rz' / rz with rz' = (r - alpha q)^T M (r - alpha q) expanded in the operator's dots
-    (p^T q, r^T M q, q^T M q), so that the step's update and its new direction share one pass; None
-    where the expansion cancels (CANCELLATION) and the step must compute rz' before its direction."""
-    _, rmq, qmq = dots
-    predicted = rz - 2.0 * alpha * rmq + alpha * alpha * qmq
-    size = rz + 2.0 * alpha * np.abs(rmq) + alpha * alpha * qmq
-    if np.any(active & (predicted <= CANCELLATION * size)):
-        return None
-    return np.where(active, predicted / np.where(rz > 0, rz, 1.0), 0.0)
 
 
 def _preconditioner(Z, lam: float) -> np.ndarray:
@@ -123,44 +97,39 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
         Rk = np.ascontiguousarray(B - apply_normal(Z, W, lam)[0])
         del B
     inv_diag = _preconditioner(Z, lam) if preconditioned else None
+    m = np.empty(0) if inv_diag is None else inv_diag
     P = Rk * inv_diag[:, None] if preconditioned else Rk.copy()
-    P_next = fault_in(np.empty_like(P))  # the direction kernels write here, then the two swap (_cg_kernels)
+    # one target's new direction goes to a second buffer, several targets' over P (_cg_kernels)
+    P_next = fault_in(np.empty_like(P)) if C == 1 else P
     rz = np.einsum("ij,ij->j", Rk, P)
     rr = np.einsum("ij,ij->j", Rk, Rk)
+    pp = np.einsum("ij,ij->j", P, P)
     active = np.sqrt(rr) > tol * bnorm
     it = 0
     rr_new, rz_new = np.empty(C), np.empty(C)
-    # the protocol's optional fused step writes Q into our buffer, reused every step (a fresh one would fault
-    # its pages in again); with its dots, several targets share the update's pass (ONE_PASS_TARGETS)
-    fused = hasattr(Z, "gram_apply_dots")
-    one_pass = C >= ONE_PASS_TARGETS and fused
-    m = np.empty(0) if inv_diag is None else inv_diag
-    AP = fault_in(np.empty_like(P)) if fused else None
+    # the protocol's optional split step: alpha from |Z p|^2 before Z^T Z p exists, then the update inside
+    # the operator's own scatter (solvers.operator); its buffers are kept from step to step
+    split = hasattr(Z, "normal_gather") and hasattr(Z, "normal_update")
+    work = None
     while it < maxit and active.any():
-        if one_pass:
-            AP, dots = Z.gram_apply_dots(P, lam, Rk, inv_diag, out=AP)
-            pAp = dots[0]
+        if split:
+            work, zp = Z.normal_gather(P, work)
+            pAp = zp + lam * pp
         else:
-            AP, pAp = apply_normal(Z, P, lam, out=AP if fused else None)
+            AP, pAp = apply_normal(Z, P, lam)
             AP = np.ascontiguousarray(AP)  # the kernels read (D, C) arrays in C order (_cg_kernels)
         alpha = np.where(active & (pAp > 0), rz / np.where(pAp > 0, pAp, 1.0), 0.0)
-        beta = _predicted_beta(dots, alpha, rz, active) if one_pass else None
-        if beta is not None:  # W += alpha P; Rk -= alpha AP; P_next = M Rk + beta P; exact rr, rz
-            step_direction(W, Rk, P, P_next, AP, alpha, beta, m, rr_new, rz_new)
-        elif preconditioned:  # W += alpha P; Rk -= alpha AP; rr_new = |Rk|^2; rz_new = Rk^T M^-1 Rk
+        if split:  # W += alpha P; Rk -= alpha A P; rr_new = |Rk|^2; rz_new = Rk^T M Rk
+            rr_new, rz_new = Z.normal_update(work, P, lam, alpha, W, Rk, inv_diag)
+        elif preconditioned:
             step_preconditioned(W, Rk, P, AP, alpha, inv_diag, rr_new, rz_new)
         else:
             step(W, Rk, P, AP, alpha, rr_new)
             rz_new[:] = rr_new
-        if not fused:
-            AP = None  # freed before the next apply allocates its own (memory: at most 7 D x C arrays)
+        AP = None  # freed before the next apply allocates its own (memory: at most 6 D x C arrays)
         rr = np.where(active, rr_new, rr)
-        if beta is None:
-            beta = np.where(active, rz_new / np.where(rz > 0, rz, 1.0), 0.0)
-            if preconditioned:  # P_next = M^-1 Rk + beta P
-                direction_preconditioned(P_next, P, Rk, inv_diag, beta)
-            else:
-                direction(P_next, P, Rk, beta)
+        beta = np.where(active, rz_new / np.where(rz > 0, rz, 1.0), 0.0)
+        direction(P_next, P, Rk, m, beta, pp)  # P_next = M Rk + beta P, and its |.|^2
         P, P_next = P_next, P
         rz = np.where(active, rz_new, rz)
         it += 1

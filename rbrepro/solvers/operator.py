@@ -1,14 +1,16 @@
 """What the solvers see of a feature matrix Z (N x D): an operator, not a data type (as Falkon's
 solvers do). Every operator has `shape`, `matvec(W) = Z W`, `rmatvec(V) = Z^T V`, `gram_diagonal()`
 (diag Z^T Z, the Jacobi preconditioner) and `to_csr()` or a dense `Z` for the direct solve
-(`FeatureOperator` declares the first four). Four methods are optional, and a solver uses them where
+(`FeatureOperator` declares the first four). The rest are optional, and a solver uses them where
 they exist (it asks with `hasattr`):
 
-- `gram_apply_dots(P, lam, R, inv_diag)`: Q = (Z^T Z + lam I) P and, per column, the dots p^T q,
-  r^T M q and q^T M q (M = diag(inv_diag), or I) fused in the operator's own pass (Random Binning's
-  `BinnedMatrix`): CG then knows its step and next direction before it touches a vector, and updates
-  them all in one pass;
-- `gram_apply(P, lam)`: the same for a block P (D x C), as (AP, per-column p^T A p): a whole CG
+- `normal_gather(P, work)` and `normal_update(work, P, lam, alpha, W, Rk, inv_diag)`: a CG step on
+  (Z^T Z + lam I) split where its step length is known: the first applies Z to P and returns |Z p|^2 per
+  column (so p^T (Z^T Z + lam I) p = |Z p|^2 + lam |p|^2 before any column of Z^T Z p exists), the second
+  updates W += alpha P and Rk -= alpha (Z^T Z + lam I) P inside the operator's own pass over the columns
+  and returns the new residual's r^T r and r^T M r (M = diag(inv_diag), or I); `work` holds the
+  operator's buffers from step to step (Random Binning's `BinnedMatrix`: Z^T Z p is never stored);
+- `gram_apply(P, lam)`: (Z^T Z + lam I) P for a block P (D x C), as (AP, per-column p^T A p): a whole CG
   step in one call (rbrepro.distributed's operator reduces it from the workers that hold the rows);
 - `one_value_columns()`: (ids, offsets, value) when every row holds the same number of entries of
   one value, stored as column ids (Random Binning), for coordinate descent by columns;
