@@ -8,11 +8,11 @@ import numba as nb
 import numpy as np
 
 from rbrepro.features._binning_kernels import bin_term, find_column
-from rbrepro.features._matvec_kernels import GRID_GROUP, WIDE_GROUP
+from rbrepro.features._matvec_kernels import GROUP_SIZES
 
 LANES = 4  # independent accumulators of the load floors, as the gather walks 4 grids together
-#: the scatter's group sizes: its floors take the faster (the one-target scatter walks 8 grids where they are narrow)
-SCATTER_LANES = (GRID_GROUP, WIDE_GROUP)
+#: the scatter's group sizes: its floors take the faster (the scatters walk as many grids as fit the L2)
+SCATTER_LANES = GROUP_SIZES
 
 
 @nb.njit
@@ -20,10 +20,12 @@ def _at_lanes(kernel, ids, values, tables, lanes):
     """kernel(ids, values, tables, lanes) with `lanes` (one of SCATTER_LANES) as the compile-time
     constant the kernel needs, one compiled kernel per value: a call from Python with a plain int
     would pay numba's literal dispatch on every call."""
-    if lanes == WIDE_GROUP:
-        kernel(ids, values, tables, WIDE_GROUP)
-    elif lanes == GRID_GROUP:
-        kernel(ids, values, tables, GRID_GROUP)
+    if lanes == 16:
+        kernel(ids, values, tables, 16)
+    elif lanes == 8:
+        kernel(ids, values, tables, 8)
+    elif lanes == 4:
+        kernel(ids, values, tables, 4)
     else:
         raise ValueError("lanes must be one of SCATTER_LANES")
 

@@ -9,8 +9,8 @@ in the same process.
    updates (`ridge_cg`) against gather, scatter and numpy's vector operations.
 4. CG mat-vecs: the library's int32 global column ids against uint16 local ids plus a per-grid
    offset (half the bytes per entry), for gather (Z w) and scatter (Z^T v).
-5. The CG step's scatter: the library's, which walks GRID_GROUP grids together row by row,
-   against one grid at a time; the sums must agree bit for bit.
+5. The CG step's scatter with its update: the library's, which walks as many grids together row by
+   row as fit the L2 cache (`scatter_group`), against GRID_GROUP grids; the sums must agree bit for bit.
 6. CG's new direction: into a second buffer (the library's `ridge_cg`) against written over P,
    in the full loop, where the gather has just read P from both cores; same bits.
 
@@ -97,26 +97,6 @@ def gather_one_grid(ids, w, out):
                 col = ids[r, i]
                 if col >= 0:
                     out[i] += w[col]
-
-
-@nb.njit(parallel=True, cache=True)
-def scatter_gram_one_grid(ids, v, offsets, p, scale2, lam, out, grid_dots):
-    """The CG step's scatter one grid at a time (one read-add-write chain)."""
-    n_grids, n = ids.shape
-    for r in nb.prange(n_grids):
-        lo, hi = offsets[r], offsets[r + 1]
-        for col in range(lo, hi):
-            out[col] = 0.0
-        for i in range(n):
-            col = ids[r, i]
-            if col >= 0:
-                out[col] += v[i]
-        dot = 0.0
-        for col in range(lo, hi):
-            a = scale2 * out[col] + lam * p[col]
-            out[col] = a
-            dot += p[col] * a
-        grid_dots[r] = dot
 
 
 @nb.njit(parallel=True, cache=True)
@@ -213,12 +193,16 @@ def main(argv):
         # before the numpy CG below, whose allocations leave the heap in a state that slows
         # the grouped scatter (10.5 against 6.2 ms at R = 1024, one grid at a time unchanged)
         v, p = np.random.default_rng(1).random(Z.n_rows), np.random.default_rng(2).random(Z.n_columns)
-        s_new, s_old, d_new, d_old = np.empty(Z.n_columns), np.empty(Z.n_columns), np.empty((R, mk.N_DOTS)), np.empty(R)
-        t_new = best_of(mk.scatter_gram_vector, Z.ids, v, Z.offsets, p, p, np.empty(0), 1.0 / R, 0.01, s_new, d_new)
-        t_old = best_of(scatter_gram_one_grid, Z.ids, v, Z.offsets, p, 1.0 / R, 0.01, s_old, d_old)
-        assert np.array_equal(s_new, s_old) and np.array_equal(d_new[:, 0], d_old)
-        record("rb_layout", f"R={R} CG step's scatter, grids in groups of {mk.GRID_GROUP}", t_new, t_old,
-               "one grid at a time", note="the same sums, bit for bit")
+        group = mk.scatter_group(Z.offsets, 1)
+        w_new, w_old, r_new, r_old = np.zeros(Z.n_columns), np.zeros(Z.n_columns), p.copy(), p.copy()
+        d_new, d_old, acc = np.empty((R, mk.N_SUMS)), np.empty((R, mk.N_SUMS)), np.empty(Z.n_columns)
+        t_new = best_of(mk.scatter_update_vector, Z.ids, v, Z.offsets, p, w_new, r_new, np.empty(0), 1.0 / R, 0.01,
+                        1e-3, acc, d_new, group)
+        t_old = best_of(mk.scatter_update_vector, Z.ids, v, Z.offsets, p, w_old, r_old, np.empty(0), 1.0 / R, 0.01,
+                        1e-3, acc, d_old, mk.GRID_GROUP)
+        assert np.array_equal(r_new, r_old) and np.array_equal(d_new, d_old)
+        record("rb_layout", f"R={R} CG step's scatter and update, grids in groups of {group}", t_new, t_old,
+               f"groups of {mk.GRID_GROUP}", note="the same sums, bit for bit")
         y = np.where(data.y_train > 0, 1.0, -1.0)
         t_new = best_of(lambda: ridge_cg(Z, y, 0.01, maxit=20, tol=1e-300), repeats=3)
         t_old = best_of(lambda: cg_direction_in_place(Z, y, 0.01, 20), repeats=3)

@@ -65,7 +65,6 @@ from bench.stopping import SIGMAS
 from rbrepro.data.load import load_dataset
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.features import _binning_kernels as bk
-from rbrepro.features import _matvec_kernels as mk
 from rbrepro.features.random_binning import KEY_BATCH_BYTES
 from rbrepro.memory import available_memory_bytes
 from rbrepro.solvers import _cg_kernels as ck
@@ -200,29 +199,20 @@ def targets(data) -> np.ndarray:
 
 
 def parts(Z, Y: np.ndarray, lam: float) -> dict:
-    """Seconds of each part of one PCG step on Z, alone, and of the whole step inside ridge_cg."""
-    D, C, N = Z.n_columns, Y.shape[1], Z.n_rows
+    """Seconds of each part of one PCG step on Z, alone, and of the whole step inside ridge_cg: the
+    gather with |Z p|^2 (`normal_gather`), the scatter with the step's update (`normal_update`) and the
+    new direction with its norm (`direction`)."""
+    D, C = Z.n_columns, Y.shape[1]
     rng = np.random.default_rng(1)
     P, Rk, W = (rng.standard_normal((D, C)) for _ in range(3))
     m = (Z.gram_diagonal() + lam) ** -PRECONDITIONER_POWER
-    V, AP, P_next = np.empty((N, C)), np.empty((D, C)), np.empty((D, C))
-    alpha, beta, rr, rz = np.full(C, 1e-3), np.full(C, 0.5), np.empty(C), np.empty(C)
-    if C == 1:
-        # one target: the scatter's dots are p^T q alone (r = p, no M), the update two passes (solvers.cg)
-        p, v, dots = P.reshape(-1), V.reshape(-1), np.empty((Z.n_grids, mk.N_DOTS))
-        out = {"gather": best(lambda: mk.gather_vector(Z.ids, p, v)),
-               "scatter": best(lambda: mk.scatter_gram_vector(Z.ids, v, Z.offsets, p, p, np.empty(0),
-                                                               1.0 / Z.n_grids, lam, AP.reshape(-1), dots)),
-               "update": best(lambda: (ck.step_preconditioned(W, Rk, P, AP, alpha, m, rr, rz),
-                                       ck.direction_preconditioned(P_next, P, Rk, m, beta))),
-               "update_calls": 2}
-    else:
-        dots = np.empty((Z.n_grids, mk.N_DOTS, C))
-        out = {"gather": best(lambda: mk.gather(Z.ids, P, V)),
-               "scatter": best(lambda: mk.scatter_gram_dots(Z.ids, V, Z.offsets, P, Rk, m, 1.0 / Z.n_grids, lam,
-                                                            AP, dots)),
-               "update": best(lambda: ck.step_direction(W, Rk, P, P_next, AP, alpha, beta, m, rr, rz)),
-               "update_calls": 1}
+    P_next = np.empty((D, C)) if C == 1 else P  # as ridge_cg: several targets' direction goes over P
+    alpha, beta, pp = np.full(C, 1e-3), np.full(C, 0.5), np.empty(C)
+    work, _ = Z.normal_gather(P)
+    out = {"gather": best(lambda: Z.normal_gather(P, work)),
+           "scatter": best(lambda: Z.normal_update(work, P, lam, alpha, W, Rk, m)),
+           "update": best(lambda: ck.direction(P_next, P, Rk, m, beta, pp)),
+           "update_calls": 1, "group": work.group}
     short = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS, tol=1e-300, preconditioned=True), repeats=3)
     long = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS + MORE_STEPS, tol=1e-300, preconditioned=True), repeats=3)
     out["step"] = (long - short) / MORE_STEPS  # one more step's cost, the solve's setup taken out
@@ -273,18 +263,19 @@ def measure(name: str, R: int, data, Y: np.ndarray) -> None:
         return
     t = parts(Z, Y, lam)
     passes = featurize_passes(features, X)
-    # the update reads W, Rk, P, AP and M (D long) and writes W, Rk and P_next: in one pass for several
-    # targets; one target's two passes read Rk, P and M again. Its working set: those five D x C arrays and M
-    vector_bytes = 8 * D * (7 * C + 1 if C > 1 else 11)
-    f = floors(8 * D * (5 * C + 1), 4 * N * R)
+    # the new direction reads Rk, P and M (D long) and writes P_next (P itself for several targets); its
+    # working set: those arrays. The scatter's update reads P, W, Rk and M and writes W and Rk
+    vector_bytes = 8 * D * (4 * C + 1)
+    f = floors(8 * D * ((4 if C == 1 else 3) * C + 1), 4 * N * R)
     s = streamed(N, R, C, f)
     bw = f["bytes_per_s"]
     where = f"{name} R={R}"
     shape = f"N = {N}, D = {D}, C = {C}"
     ids_bytes = 4 * N * R
     floor_gather = max(s["loads"], (ids_bytes + 8 * N * C) / bw)
-    # the scatter at the faster of its group sizes; its row vector is walked once per group
-    floor_scatter = min(max(seconds, (ids_bytes + 8 * N * C * (R // lanes + 1) + 3 * 8 * D * C) / bw)
+    # the scatter at the faster of its group sizes; its row vector is walked once per group, and its update
+    # streams P, W, Rk and M in and W and Rk out
+    floor_scatter = min(max(seconds, (ids_bytes + 8 * N * C * (R // lanes + 1) + 8 * D * (5 * C + 1)) / bw)
                         for lanes, seconds in s["rmw"].items())
     strict_gather, strict_scatter = N * R * C / f["loads_per_s"], N * R * C / f["rmw_per_s"]
     rates = (f"cores {f['loads_per_s'] / 1e9:.2f} G loads/s, {f['rmw_per_s'] / 1e9:.2f} G updates/s, "
@@ -294,12 +285,12 @@ def measure(name: str, R: int, data, Y: np.ndarray) -> None:
            "floor: L1 indirect loads with the ids streamed", unit="ms",
            note=f"{shape}; {N * R * C:.3g} loads; strict (the cores' own rate, no stream): "
                 f"x{t['gather'] / strict_gather:.2f}; {rates}")
-    record("roofline", f"{where} scatter Z^T v + dots", t["scatter"] * 1e3, floor_scatter * 1e3,
+    record("roofline", f"{where} scatter Z^T v + update", t["scatter"] * 1e3, floor_scatter * 1e3,
            "floor: L1 read-modify-writes with the ids streamed", unit="ms",
-           note=f"{shape}; {N * R * C:.3g} updates; strict (the cores' own rate, no stream): "
-                f"x{t['scatter'] / strict_scatter:.2f}; {rates}")
+           note=f"{shape}; {N * R * C:.3g} updates, {t['group']} grids a group; strict (the cores' own rate, "
+                f"no stream): x{t['scatter'] / strict_scatter:.2f}; {rates}")
     floor_update = vector_bytes / bw + t["update_calls"] * f["call_s"]
-    record("roofline", f"{where} vector update + preconditioner", t["update"] * 1e3, floor_update * 1e3,
+    record("roofline", f"{where} new direction + preconditioner", t["update"] * 1e3, floor_update * 1e3,
            "floor: stream bandwidth and the kernels' calls", unit="ms",
            note=f"{shape}; {vector_bytes / 1e6:.1f} MB at {bw / 1e9:.1f} GB/s and {t['update_calls']} call(s) of "
                 f"{f['call_s'] * 1e6:.1f} us; strict (bandwidth alone): x{t['update'] / (vector_bytes / bw):.2f}")
