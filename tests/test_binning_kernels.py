@@ -423,3 +423,29 @@ def test_unsummed_duplicate_entries_bin_like_the_summed_matrix_and_the_input_is_
     np.testing.assert_array_equal(feats.transform(raw).toarray(), feats.transform(summed).toarray())
     np.testing.assert_array_equal(raw.data, before[0])
     np.testing.assert_array_equal(raw.indices, before[1])
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e6, 1e17])  # the exact trick; past EXACT_BINS, bin_term
+def test_key_kernels_give_bin_terms_keys_on_and_past_the_exact_range(scale):
+    """keys_dense and keys_csr take the bin index to int64 through MAGIC's bits where the range allows,
+    else through bin_term: the keys are numpy's, bit for bit, either way (a block mixes both)."""
+    rng = np.random.default_rng(11)
+    n, d, R = 700, 5, 9
+    X = rng.standard_normal((n, d)) * scale
+    X[rng.random((n, d)) < 0.4] = 0.0
+    X[::50, 2] = 3e18  # a feature whose range leaves the exact trick in every block it is in
+    uT, invT = rng.random((d, R)) * 0.5, 1 / rng.uniform(0.1, 1.0, (d, R))
+    mult = rng.integers(1, 1 << 62, d, dtype=np.uint64) | np.uint64(1)
+    want = np.zeros((R, n), np.uint64)
+    for k in range(R):
+        for j in range(d):
+            want[k] += np.floor((X[:, j] - uT[j, k]) * invT[j, k]).astype(np.int64).astype(np.uint64) * mult[j]
+    dense = np.empty((R, n), np.uint64)
+    kernels.keys_dense(X, uT, invT, mult, 64, dense)
+    np.testing.assert_array_equal(dense, want)
+    Xs = sp.csr_matrix(X)
+    zero_terms, zero_keys = np.empty((d, R), np.uint64), np.empty(R, np.uint64)
+    kernels.zero_row_terms(uT, invT, mult, zero_terms, zero_keys)
+    sparse = np.empty((R, n), np.uint64)
+    kernels.keys_csr(Xs.indptr, Xs.indices, Xs.data, uT, invT, mult, zero_terms, zero_keys, 64, sparse)
+    np.testing.assert_array_equal(sparse, want)
