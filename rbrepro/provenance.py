@@ -26,10 +26,21 @@ def _git(*args: str) -> str | None:
 
 
 def _cpu_model() -> str:
+    """The CPU's model name, with its family and model numbers where Linux gives them: a virtual machine may
+    name very different chips alike ("AMD EPYC" for a Zen 1 and a Zen 4), and a benchmark's floors are
+    only the machine's own on the same chip."""
     try:
+        fields = {}
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+            key, _, value = line.partition(":")
+            key = key.strip()
+            if key in ("model name", "cpu family", "model") and key not in fields:
+                fields[key] = value.strip()
+            if not line.strip() and fields:
+                break  # the first processor's block
+        if "model name" in fields:
+            numbers = [f"{k} {fields[k]}" for k in ("cpu family", "model") if k in fields]
+            return fields["model name"] + (f" ({', '.join(numbers)})" if numbers else "")
     except OSError:
         pass
     return platform.processor() or platform.machine()
