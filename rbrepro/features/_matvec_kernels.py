@@ -15,7 +15,7 @@ import numpy as np
 GRID_GROUP = 4
 #: the sizes of the grid groups the one-target scatters walk together, row by row (`scatter_group`): more
 #: grids a group means more independent read-add-write chains and v read once for more grids, as long
-#: as the group's columns stay in the core's L2. A kernel is compiled per size (`_at_group`). Against 4
+#: as the group's columns stay in the core's L2. A kernel is compiled per size (the `group == ...` dispatchers). Against 4
 #: grids, same process, best of 15, 2 threads, AMD EPYC (Zen 1, 512 KB L2): 16 grids ran ijcnn1's CG
 #: scatter x2.5-3.4 as fast at R = 64, 256, 1024 and cod_rna_split's x1.7; 32 grids (more id streams
 #: than the core's registers and prefetchers keep) ran slower than 8 everywhere
@@ -105,36 +105,8 @@ def scatter(ids, V, offsets, out):
     for g in nb.prange((n_grids + GRID_GROUP - 1) // GRID_GROUP):
         r0 = g * GRID_GROUP
         r1 = min(n_grids, r0 + GRID_GROUP)
-        _scatter_block_group(ids, V, offsets, r0, r1, out)
-
-
-@nb.njit(inline="always")
-def _scatter_block_group(ids, V, offsets, r0, r1, out):
-    """out[col, :] = sum of V[i, :] over the rows i in col's bin, for the columns of grids r0 ... r1-1
-    (zeroed first), the grids walked together row by row (see `scatter`); a full group reads its 4
-    columns once and adds each of V[i]'s entries to all 4 (×1.1 on letter against a grid at a time)."""
-    n = ids.shape[1]
-    n_cols = V.shape[1]
-    for col in range(offsets[r0], offsets[r1]):
-        for c in range(n_cols):
-            out[col, c] = 0.0
-    full = r1 - r0 == GRID_GROUP
-    for i in range(n):
-        if full:
-            c0, c1, c2, c3 = ids[r0, i], ids[r0 + 1, i], ids[r0 + 2, i], ids[r0 + 3, i]
-            if c0 >= 0 and c1 >= 0 and c2 >= 0 and c3 >= 0:
-                for c in range(n_cols):
-                    x = V[i, c]
-                    out[c0, c] += x
-                    out[c1, c] += x
-                    out[c2, c] += x
-                    out[c3, c] += x
-                continue
-        for r in range(r0, r1):
-            col = ids[r, i]
-            if col >= 0:
-                for c in range(n_cols):
-                    out[col, c] += V[i, c]
+        lo, hi = offsets[r0], offsets[r1]
+        _scatter_group_at(ids, V, r0, r1, lo, hi - lo, out[lo:hi], GRID_GROUP)
 
 
 @nb.njit(inline="always")
