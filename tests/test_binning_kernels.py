@@ -158,7 +158,7 @@ def test_scatter_update_matches_numpy_at_every_group_size(X, R, n_cols, precondi
     rr_want, rz_want = kernels.reference_update(S, P, W_want, R_want, inv_diag, 0.25, 0.5, alpha)
     V = np.ascontiguousarray(S @ P)
     results = []
-    for group in kernels.GROUP_SIZES:
+    for group in kernels.group_sizes(n_cols):
         W, Rk = W0.copy(), R0.copy()
         if n_cols == 1:
             sums = np.empty((R, kernels.N_SUMS))
@@ -182,14 +182,16 @@ def test_scatter_update_matches_numpy_at_every_group_size(X, R, n_cols, precondi
 
 @pytest.mark.parametrize("l2, expected", [(512 * 1024, 16), (64 * 1024, 8), (1024, 4)])
 def test_scatter_group_is_the_largest_whose_columns_fit_the_l2_share(monkeypatch, l2, expected):
-    """scatter_group: the largest of GROUP_SIZES whose mean grid's columns (times the targets) fill at most
-    GROUP_CACHE_SHARE of the L2 cache, else the smallest."""
+    """scatter_group: the largest of the target count's group sizes whose mean grid's columns (times the
+    targets) fill at most GROUP_CACHE_SHARE of the L2 cache, else the smallest."""
     from rbrepro.features import _matvec_kernels as kernels
 
     monkeypatch.setattr(kernels, "l2_cache_bytes", lambda: l2)
     offsets = np.arange(0, 64 * 500 + 1, 500)  # 64 grids of 500 columns: 4 KB a grid for one target
     assert kernels.scatter_group(offsets, 1) == expected
-    assert kernels.scatter_group(offsets, 1000) == min(kernels.GROUP_SIZES)
+    # several targets: the same rule over their own sizes, which go down to 2 grids (3 targets: 12 KB a grid)
+    assert kernels.scatter_group(offsets, 3) == {16: 16, 8: 2, 4: 2}[expected]
+    assert kernels.scatter_group(offsets, 1000) == min(kernels.SEVERAL_TARGETS_GROUP_SIZES) == 2
 
 
 def test_l2_cache_size_is_read_from_the_system_or_defaults():

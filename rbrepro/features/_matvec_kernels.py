@@ -20,6 +20,12 @@ GRID_GROUP = 4
 #: scatter x2.5-3.4 as fast at R = 64, 256, 1024 and cod_rna_split's x1.7; 32 grids (more id streams
 #: than the core's registers and prefetchers keep) ran slower than 8 everywhere
 GROUP_SIZES = (4, 8, 16)
+#: the group sizes of the several-target scatter (`scatter_update`): also 2, since each row's update there is
+#: a whole row of V (C wide) read-added into a scratch row, independent work enough for the core, and one
+#: grid's scratch is already C times a target's (letter, 26 classes: about 400 KB a grid at R = 256). Against
+#: 4 grids, same process, min of 6, 2 threads, AMD EPYC (Zen 1, 512 KB L2): letter R = 64 / 256 / 1024
+#: 13.3 / 52.9 / 216 ms against 13.8 / 58.7 / 253; mnist R = 64 25.5 against 25.4; 1 grid slower than 2
+SEVERAL_TARGETS_GROUP_SIZES = (2,) + GROUP_SIZES
 #: the share of the L2 cache a group's columns may fill (the rest: the ids and v streaming through)
 GROUP_CACHE_SHARE = 0.5
 #: the L2 size assumed where the system does not tell it
@@ -180,15 +186,22 @@ def l2_cache_bytes() -> int:
     return DEFAULT_L2_BYTES
 
 
+def group_sizes(n_cols: int) -> tuple[int, ...]:
+    """The group sizes the CG scatter for n_cols targets is compiled for: GROUP_SIZES for one target,
+    SEVERAL_TARGETS_GROUP_SIZES for more."""
+    return GROUP_SIZES if n_cols == 1 else SEVERAL_TARGETS_GROUP_SIZES
+
+
 def scatter_group(offsets, n_cols: int) -> int:
-    """How many grids the CG scatters walk together: the largest of GROUP_SIZES whose columns (the mean
-    grid's, n_cols doubles each) fill at most GROUP_CACHE_SHARE of the L2 cache, else the smallest. The
+    """How many grids the CG scatters walk together: the largest of `group_sizes(n_cols)` whose columns (the
+    mean grid's, n_cols doubles each) fill at most GROUP_CACHE_SHARE of the L2 cache, else the smallest. The
     sums are the same, bit for bit, at every size (each column adds its rows in increasing order)."""
     n_grids = len(offsets) - 1
     column_bytes = 8.0 * n_cols * float(offsets[-1]) / max(n_grids, 1)
     budget = GROUP_CACHE_SHARE * l2_cache_bytes()
-    fitting = [g for g in GROUP_SIZES if g * column_bytes <= budget]
-    return max(fitting) if fitting else min(GROUP_SIZES)
+    sizes = group_sizes(n_cols)
+    fitting = [g for g in sizes if g * column_bytes <= budget]
+    return max(fitting) if fitting else min(sizes)
 
 
 @nb.njit(inline="always")
@@ -276,7 +289,8 @@ def _update_grids(offsets, r0, r1, p, w, r, inv_diag, scale2, lam, alpha, acc, g
 def scatter_update(ids, V, offsets, P, W, Rk, inv_diag, scale2, lam, alpha, acc, grid_sums, group):
     """`scatter_update_vector` for several targets: V = S P (N x C, a gather), alpha (C,) known from it;
     then W += alpha P and Rk -= alpha Q with Q = scale2 * S^T V + lam * P, `group` grids at a time,
-    and grid_sums[k, :, c] = (r'^T r', r'^T M r') of target c's new residual on grid k.
+    and grid_sums[k, :, c] = (r'^T r', r'^T M r') of target c's new residual on grid k; `group` is one of
+    SEVERAL_TARGETS_GROUP_SIZES.
 
     Q never exists as a D x C array: each thread scatters a group's S^T V into its own scratch,
     acc[t] (at least the widest group's columns x C, `update_scratch`), and updates W and Rk from it
@@ -288,6 +302,8 @@ def scatter_update(ids, V, offsets, P, W, Rk, inv_diag, scale2, lam, alpha, acc,
         _scatter_update_blocks(ids, V, offsets, P, W, Rk, inv_diag, scale2, lam, alpha, acc, grid_sums, 16)
     elif group == 8:
         _scatter_update_blocks(ids, V, offsets, P, W, Rk, inv_diag, scale2, lam, alpha, acc, grid_sums, 8)
+    elif group == 2:
+        _scatter_update_blocks(ids, V, offsets, P, W, Rk, inv_diag, scale2, lam, alpha, acc, grid_sums, 2)
     else:
         _scatter_update_blocks(ids, V, offsets, P, W, Rk, inv_diag, scale2, lam, alpha, acc, grid_sums, 4)
 
