@@ -229,7 +229,7 @@ def featurize_passes(features: RandomBinningFeatures, X) -> dict:
     Xc = features._check_X(X, reset=False)
     R, n = int(features.n_grids), X.shape[0]
     ids, found = np.empty((R, n), np.int32), np.empty((R, n), np.int32)
-    n_bins, max_count = np.empty(R, np.int64), np.empty(R, np.int64)
+    n_bins = np.empty(R, np.int64)
     keys_s, numbering_s, lookups_s = [], [], []
     for _ in range(REPEATS + 1):  # the first compiles and faults in
         t_keys = t_numbering = t_lookups = 0.0
@@ -238,7 +238,7 @@ def featurize_passes(features: RandomBinningFeatures, X) -> dict:
             t1 = time.perf_counter()
             bk.lookup_columns(keys, lo, features._table_offsets, features._table_keys, features._table_ids, found)
             t2 = time.perf_counter()
-            bk.assign_columns(keys, ids[lo:hi], n_bins[lo:hi], max_count[lo:hi], nb.get_num_threads())
+            bk.assign_columns(keys, ids[lo:hi], n_bins[lo:hi], nb.get_num_threads())
             t_keys += t1 - t0
             t_lookups += t2 - t1
             t0 = time.perf_counter()
@@ -309,12 +309,14 @@ def record_featurize(where: str, shape: str, X, R: int, D: int, t_feat: float, p
     bw = f["bytes_per_s"]
     # featurize: the key arithmetic (one step per stored entry of X and grid), each key written once (8 B);
     # one hash lookup per (row, grid); the rest of a fit: the grid offsets added to the N R ids (read and
-    # written, 8 B each) and the lookup tables of transform (D inserts into tables of 2 D slots or more, 12 B each)
+    # written, 8 B each), the bins' counts (one read-modify-write per id, at the cores' own rate) and the
+    # lookup tables of transform (D inserts into tables of 2 D slots or more, 12 B each)
     sparse = hasattr(X, "indptr")
     entries = X.nnz if sparse else N * d
     floor_keys = max(entries * R / f["key_steps_per_s"], 8 * N * R / bw)
     floor_numbering = N * R / f["lookups_per_s"]
-    floor_rest = (8 * N * R + 24 * D) / bw + D / f["lookups_per_s"] + 4 * N * R / f["fresh_bytes_per_s"]
+    floor_rest = ((8 * N * R + 24 * D) / bw + D / f["lookups_per_s"] + 4 * N * R / f["fresh_bytes_per_s"]
+                  + N * R / f["rmw_per_s"])
     t_rest = t_feat - passes["keys"] - passes["numbering"]
     record("roofline", f"{where} featurize: keys", passes["keys"] * 1e3, floor_keys * 1e3,
            "floor: key arithmetic at its L1 rate, or the keys' stores", unit="ms",
@@ -330,10 +332,11 @@ def record_featurize(where: str, shape: str, X, R: int, D: int, t_feat: float, p
                 f"of them")
     if t_rest > 0:
         record("roofline", f"{where} featurize: the rest", t_rest * 1e3, floor_rest * 1e3,
-               "floor: the ids' new pages, their offsets pass and D lookup-table inserts", unit="ms",
+               "floor: the ids' new pages, their offsets pass, their bins' counts and D lookup-table inserts",
+               unit="ms",
                note=f"{shape}; a whole fit less its keys and numbering: the checks, allocation, the first write "
                     f"of the ids' {4 * N * R / 1e6:.1f} MB ({f['fresh_bytes_per_s'] / 1e9:.2g} GB/s into new "
-                    f"memory here), the grid offsets and the lookup tables of transform")
+                    f"memory here), the grid offsets, the bins' counts (a scatter) and the lookup tables of transform")
     else:  # a difference of two timings, each a best of a few: no ratio for what noise left below 0
         print(f"{where} featurize: the rest not measured: the passes timed apart took "
               f"{(passes['keys'] + passes['numbering']) * 1e3:.4g} ms, the whole fit {t_feat * 1e3:.4g} ms")

@@ -31,7 +31,7 @@ def local_bins(features, part) -> LocalBins:
     """On a worker: bin a partition's rows on the drawn grids (features.prepare_grids done)."""
     X = part[0]
     features._check_bin_range(X)
-    ids, _, _, keys = features.number_bins(X)
+    ids, _, keys = features.number_bins(X)
     return LocalBins(ids, keys)
 
 
@@ -74,14 +74,9 @@ def global_matrix(local: LocalBins, column_map: tuple[np.ndarray, np.ndarray], c
 
 
 def column_counts(Z: BinnedMatrix) -> np.ndarray:
-    """On a worker: each column's training rows in this partition (diag Z^T Z times R), grid by grid:
-    np.bincount casts its input to int64, and all R x n ids at once would be a copy twice their
-    size (2 GB for 250,000 rows at R = 1,024, which killed workers the memory model admitted)."""
-    counts = np.zeros(Z.n_columns, dtype=np.int64)
-    for r in range(Z.n_grids):
-        lo, hi = int(Z.offsets[r]), int(Z.offsets[r + 1])
-        counts[lo:hi] += np.bincount(Z.ids[r] - lo, minlength=hi - lo)[: hi - lo]
-    return counts
+    """On a worker: each column's training rows in this partition (diag Z^T Z times R), counted as a
+    fit counts them (`BinnedMatrix.column_counts`: a scatter, no copy of the ids), as int64."""
+    return Z.column_counts().astype(np.int64)
 
 
 def fit_binned(features, runner, parts: list, n_features: int, n_rows: int) -> tuple[list, np.ndarray]:

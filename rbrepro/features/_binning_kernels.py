@@ -177,16 +177,17 @@ def _slot(key, mask):
 
 
 @nb.njit(parallel=True, cache=True)
-def assign_columns(keys, ids, n_bins, max_count, n_chunks):
+def assign_columns(keys, ids, n_bins, n_chunks):
     """Number each grid's distinct keys 0, 1, ... in order of first appearance.
 
-    keys: grids x rows. Writes ids (grids x rows, local column ids), n_bins[k], max_count[k]
-    (largest bin's count, for kappa), and overwrites keys[k, :n_bins[k]] with the distinct
-    keys in id order (safe in place: the c-th distinct key is first seen at a row >= c).
-    Grids run in parallel in n_chunks contiguous chunks (one per thread); each chunk reuses
-    one table buffer. A slot is 16 bytes, the key and (stamp << 32 | id), so a probe touches
-    one cache line; the stamp marks the slots of the current table (no clearing between
-    grids or on growth).
+    keys: grids x rows. Writes ids (grids x rows, local column ids) and n_bins[k], and overwrites
+    keys[k, :n_bins[k]] with the distinct keys in id order (safe in place: the c-th distinct key is
+    first seen at a row >= c). Grids run in parallel in n_chunks contiguous chunks (one per thread);
+    each chunk reuses one table buffer. A slot is 16 bytes, the key and (stamp << 32 | id), so a probe
+    touches one cache line; the stamp marks the slots of the current table (no clearing between grids
+    or on growth). The bins' row counts are not kept here: counted per key, one grid at a time, they
+    took a third of the numbering (each row's count waits on the one before in the same bin); a fit
+    counts its bins afterwards in the scatter that walks many grids together (`BinnedMatrix.column_counts`).
     """
     n_grids, n = keys.shape
     cap = 1
@@ -195,12 +196,11 @@ def assign_columns(keys, ids, n_bins, max_count, n_chunks):
     n_chunks = max(1, min(n_chunks, n_grids))
     size = (n_grids + n_chunks - 1) // n_chunks
     table = np.zeros((n_chunks, 2 * cap), np.int64)  # per slot: key bits, stamp << 32 | id (stamp 0: empty)
-    counts_all = np.zeros((n_chunks, n), np.int64)
     for t in nb.prange(n_chunks):
         stamp = np.int64(0)
         first = _FIRST_TABLE
         for k in range(t * size, min(n_grids, (t + 1) * size)):
-            stamp = _assign_grid(keys, ids, n_bins, max_count, k, table[t], counts_all[t], cap, first, stamp)
+            stamp = _assign_grid(keys, ids, n_bins, k, table[t], cap, first, stamp)
             first = _MIN_TABLE  # grids are i.i.d.: size the next grid's table for about this one's bins
             while first < 3 * n_bins[k]:
                 first *= 2
@@ -216,7 +216,7 @@ def _insert_known(table, key, c, mask, tag):
 
 
 @nb.njit(cache=True)
-def _assign_grid(keys, ids, n_bins, max_count, k, table, counts, max_cap, first_cap, stamp):
+def _assign_grid(keys, ids, n_bins, k, table, max_cap, first_cap, stamp):
     """One grid of assign_columns; returns the last stamp used. The table starts at first_cap
     slots (a small table stays in L1) and doubles (re-inserting the distinct keys so far) when half full."""
     n = keys.shape[1]
@@ -242,23 +242,15 @@ def _assign_grid(keys, ids, n_bins, max_count, k, table, counts, max_cap, first_
                 table[2 * s] = skey
                 table[2 * s + 1] = (stamp << 32) | n_seen
                 keys[k, n_seen] = key
-                counts[n_seen] = 1
                 ids[k, i] = n_seen
                 n_seen += 1
                 break
             if table[2 * s] == skey:
                 c = meta & 0xFFFFFFFF
                 ids[k, i] = c
-                counts[c] += 1
                 break
             s = (s + 1) & mask
     n_bins[k] = n_seen
-    best = 0
-    for c in range(n_seen):
-        if counts[c] > best:
-            best = counts[c]
-        counts[c] = 0
-    max_count[k] = best
     return stamp
 
 

@@ -73,6 +73,7 @@ class BinnedMatrix:
         self.n_grids, self.n_rows = ids.shape
         self.n_columns = int(offsets[-1])
         self.scale = 1.0 / np.sqrt(self.n_grids)
+        self._column_counts = None
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -147,9 +148,19 @@ class BinnedMatrix:
         total = sums.sum(axis=0)  # grid by grid, in numpy's own order (the same on any thread count)
         return total[0], total[1]
 
+    def column_counts(self) -> np.ndarray:
+        """S^T 1: each column's rows (its bin's count), as float64 (exact below 2^53), counted once by the
+        one-target scatter and kept: the fit reads it for kappa, PCG for its preconditioner. ids are
+        never changed after construction (`rows` makes a new matrix)."""
+        if self._column_counts is None:
+            counts = fault_in(np.empty(self.n_columns))
+            kernels.scatter_vector(self.ids, np.ones(self.n_rows), self.offsets, counts)
+            self._column_counts = counts
+        return self._column_counts
+
     def gram_diagonal(self) -> np.ndarray:
-        """diag(Z^T Z): each column's bin count / R (solvers.operator)."""
-        return self.rmatvec(np.ones(self.n_rows)) * self.scale
+        """diag(Z^T Z): each column's bin count / R (solvers.operator), scaled as `rmatvec` scales."""
+        return self.column_counts() * self.scale * self.scale
 
     def rows(self, mask: np.ndarray) -> BinnedMatrix:
         """The rows `mask` selects (a copy of their ids), the same columns: a column none of them

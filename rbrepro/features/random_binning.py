@@ -35,9 +35,9 @@ KEY_BATCH_BYTES = 8 * 2**20
 #: the same for CSR rows: each batch re-reads every stored entry and vectorizes over its grids, so
 #: batches stay wide (8 MB made mnist's featurize 1.3-1.7x slower)
 SPARSE_KEY_BATCH_BYTES = 256 * 2**20
-#: bytes each bin costs at the end of a fit: its key kept (8) and lookup-table slots (a power of two
-#: >= 2 slots per bin, 12 bytes each: at most 48)
-BYTES_PER_BIN = 8 + 48
+#: bytes each bin costs at the end of a fit: its key kept (8), lookup-table slots (a power of two
+#: >= 2 slots per bin, 12 bytes each: at most 48) and its row count, kept by Z (8)
+BYTES_PER_BIN = 8 + 48 + 8
 
 
 def fit_memory(n: int, d: int, R: int) -> float:
@@ -263,23 +263,21 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                                self._multipliers, self._zero_terms, self._zero_keys)
 
     def number_bins(self, X):
-        """Bin rows on the drawn grids: (ids, n_bins, max_count, keys) with ids (R, n) the local column
-        of each row in its grid (bins numbered in order of first appearance), n_bins and max_count (R,)
-        each grid's bins and largest bin, keys the R arrays of each grid's distinct keys in id order."""
+        """Bin rows on the drawn grids: (ids, n_bins, keys) with ids (R, n) the local column of each row
+        in its grid (bins numbered in order of first appearance), n_bins (R,) each grid's bins, keys the
+        R arrays of each grid's distinct keys in id order."""
         R, n = int(self.n_grids), X.shape[0]
         ids = fault_in(np.empty((R, n), dtype=np.int32))  # the numbering's threads write it first
         n_bins = np.empty(R, dtype=np.int64)
-        max_count = np.empty(R, dtype=np.int64)
         uniq_parts = []
         for lo, hi, keys in self._batched_keys(X):
-            kernels.assign_columns(keys, ids[lo:hi], n_bins[lo:hi], max_count[lo:hi],  # distinct keys -> keys
-                                   numba.get_num_threads())
+            kernels.assign_columns(keys, ids[lo:hi], n_bins[lo:hi], numba.get_num_threads())  # distinct keys -> keys
             if int(n_bins[:hi].sum()) > ID_LIMIT:  # the real D, not N R, must fit int32 ids
                 raise MemoryLimitError(f"D = {int(n_bins[:hi].sum()):,} columns after {hi} of {R} grids exceeds the "
                                        f"int32 column-id range ({ID_LIMIT:,}); lower R or sigma")
             self._refuse_if_tables_outgrow(n, X.shape[1], R, hi, int(n_bins[:hi].sum()))
             uniq_parts.extend(keys[k, : n_bins[lo + k]].copy() for k in range(hi - lo))
-        return ids, n_bins, max_count, uniq_parts
+        return ids, n_bins, uniq_parts
 
     def set_columns(self, uniq_parts: list, n_rows: int, max_count: np.ndarray) -> np.ndarray:
         """Number the columns grid by grid from each grid's distinct training keys (in id order) and
@@ -316,10 +314,16 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self.prepare_grids(d)
         self._check_bin_range(X)
         self._refuse_if_D_overflows(X, n, int(self.n_grids))
-        ids, _, max_count, uniq_parts = self.number_bins(X)
-        col_offsets = self.set_columns(uniq_parts, n, max_count)
+        ids, n_bins, uniq_parts = self.number_bins(X)
+        col_offsets = np.zeros(len(n_bins) + 1, dtype=np.int64)
+        col_offsets[1:] = np.cumsum(n_bins)
         kernels.add_grid_offsets(ids, 0, col_offsets)
-        return BinnedMatrix(ids, col_offsets)
+        Z = BinnedMatrix(ids, col_offsets)
+        # each grid's largest bin, for kappa, from the bins' counts (kept by Z for PCG's preconditioner)
+        max_count = (np.maximum.reduceat(Z.column_counts(), col_offsets[:-1]).astype(np.int64) if n
+                     else np.zeros(len(n_bins), np.int64))
+        self.set_columns(uniq_parts, n, max_count)
+        return Z
 
     def transform_binned(self, X) -> BinnedMatrix:
         """Compact Z of new rows; bins unseen in training give no entry (id -1)."""
