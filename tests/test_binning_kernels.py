@@ -450,3 +450,47 @@ def test_key_kernels_give_bin_terms_keys_on_and_past_the_exact_range(scale):
     sparse = np.empty((R, n), np.uint64)
     kernels.keys_csr(Xs.indptr, Xs.indices, Xs.data, uT, invT, mult, zero_terms, zero_keys, 64, sparse)
     np.testing.assert_array_equal(sparse, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dense_nonzeros_match_scipy_csr(dtype):
+    """dense_nonzeros writes the CSR form scipy builds from the same dense array: zero rows, -0.0 (a zero)
+    and a row with no zeros included."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((513, 9)).astype(dtype)
+    X[rng.random(X.shape) < 0.5] = 0.0
+    X[3] = 0.0
+    X[4] = 1.5
+    X[5, :4] = -0.0
+    indptr = np.empty(X.shape[0] + 1, np.int64)
+    indices, data = kernels.dense_nonzeros(X, indptr)
+    want = sp.csr_matrix(X)
+    np.testing.assert_array_equal(indptr, want.indptr)
+    np.testing.assert_array_equal(indices, want.indices)
+    np.testing.assert_array_equal(data, want.data)
+    assert data.dtype == dtype
+
+
+@pytest.mark.parametrize("zeros", [0.0, 0.5, 0.95])  # the dense kernel; keyed as CSR below KEY_CSR_DENSITY
+def test_dense_rows_keyed_either_way_give_the_same_bins(zeros, monkeypatch):
+    """A dense X with many zeros is keyed through its CSR form (`key_rows`): the ids, D and kappa of the
+    fit, and a transform's ids, are those of the dense kernel and of the CSR input, exactly."""
+    rng = np.random.default_rng(8)
+    X = rng.random((900, 6))
+    X[rng.random(X.shape) < zeros] = 0.0
+    Xt = np.vstack([X[:50], rng.random((40, 6))])
+    assert (random_binning.key_rows(X) is X) == (np.count_nonzero(X) >= random_binning.KEY_CSR_DENSITY * X.size)
+
+    def fit(data, test):
+        rb = RandomBinningFeatures(n_grids=11, sigma=2.0, random_state=4)
+        Z = rb.fit_transform_binned(data)
+        return Z.ids, Z.n_columns, rb.kappa_, rb.transform_binned(test).ids
+
+    routed = fit(X, Xt)
+    from_csr = fit(sp.csr_matrix(X), sp.csr_matrix(Xt))
+    monkeypatch.setattr(random_binning, "KEY_CSR_DENSITY", 0.0)  # every dense X through keys_dense
+    dense = fit(X, Xt)
+    for got in (routed, from_csr):
+        np.testing.assert_array_equal(got[0], dense[0])
+        assert got[1:3] == dense[1:3]
+        np.testing.assert_array_equal(got[3], dense[3])

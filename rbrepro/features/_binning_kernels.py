@@ -170,6 +170,33 @@ def keys_csr(indptr, indices, data, uT, invT, mult, zero_termsT, zero_keys, bloc
                 out[k, i0 + r] = h[r, k]
 
 
+@nb.njit(parallel=True, cache=True)
+def dense_nonzeros(X, indptr):
+    """X's non-zeros as CSR (indptr filled in, (indices, data) returned), so that `keys_csr` keys a dense X
+    with many zeros at one step per non-zero instead of one per feature: each row counted, then written,
+    both passes split over rows."""
+    n, d = X.shape
+    indptr[0] = 0
+    for i in nb.prange(n):
+        c = 0
+        for j in range(d):
+            if X[i, j] != 0:
+                c += 1
+        indptr[i + 1] = c
+    for i in range(n):
+        indptr[i + 1] += indptr[i]
+    indices = np.empty(indptr[n], np.int32)
+    data = np.empty(indptr[n], X.dtype)
+    for i in nb.prange(n):
+        p = indptr[i]
+        for j in range(d):
+            if X[i, j] != 0:
+                indices[p] = j
+                data[p] = X[i, j]
+                p += 1
+    return indices, data
+
+
 @nb.njit(cache=True, inline="always")
 def _slot(key, mask):
     """Fibonacci hashing: the product's high half depends on every bit of the key."""

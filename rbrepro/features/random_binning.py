@@ -35,6 +35,11 @@ KEY_BATCH_BYTES = 8 * 2**20
 #: the same for CSR rows: each batch re-reads every stored entry and vectorizes over its grids, so
 #: batches stay wide (8 MB made mnist's featurize 1.3-1.7x slower)
 SPARSE_KEY_BATCH_BYTES = 256 * 2**20
+#: a dense X whose share of non-zeros is below this is keyed as CSR (`key_rows`): a CSR row costs one key step
+#: per non-zero and grid, a dense row one per feature and grid, but a CSR step costs more (measured, 2 threads,
+#: AMD EPYC Zen 1, R = 256, keys alone, CSR over dense: ijcnn1 at 0.59 non-zero 0.68; 1.0 non-zero cadata and
+#: cod_rna_split 1.3, letter 1.09: even somewhere near 0.8, kept below it)
+KEY_CSR_DENSITY = 0.7
 #: bytes each bin costs at the end of a fit: its key kept (8), lookup-table slots (a power of two
 #: >= 2 slots per bin, 12 bytes each: at most 48) and its row count, kept by Z (8)
 BYTES_PER_BIN = 8 + 48 + 8
@@ -42,8 +47,21 @@ BYTES_PER_BIN = 8 + 48 + 8
 
 def fit_memory(n: int, d: int, R: int) -> float:
     """Bytes of the big arrays of binning n rows of d features on R grids, before any bin is known:
-    int32 ids (R x n), key batches, per-row scratch and the four R x d grid arrays."""
-    return 4.0 * n * R + min(8.0 * n * R, max(KEY_BATCH_BYTES, SPARSE_KEY_BATCH_BYTES)) * 3 + 24.0 * 2 * n + 32.0 * R * d
+    int32 ids (R x n), key batches, per-row scratch, the four R x d grid arrays and a dense X's CSR copy
+    (`key_rows`)."""
+    return (4.0 * n * R + min(8.0 * n * R, max(KEY_BATCH_BYTES, SPARSE_KEY_BATCH_BYTES)) * 3 + 24.0 * 2 * n
+            + 32.0 * R * d + 12.0 * KEY_CSR_DENSITY * n * d)
+
+
+def key_rows(X):
+    """X as the key kernels should read it: a dense X with fewer than KEY_CSR_DENSITY non-zeros as CSR
+    (`_binning_kernels.dense_nonzeros`, 12 bytes a non-zero), else unchanged. A row's keys are the same
+    either way, bit for bit (the key is linear in the bins; `keys_csr`)."""
+    if sp.issparse(X) or X.size == 0 or np.count_nonzero(X) >= KEY_CSR_DENSITY * X.size:
+        return X
+    indptr = np.empty(X.shape[0] + 1, np.int64)
+    indices, data = kernels.dense_nonzeros(X, indptr)
+    return sp.csr_matrix((data, indices, indptr), shape=X.shape, copy=False)
 
 
 def _feature_multipliers(n_features: int) -> np.ndarray:
@@ -191,6 +209,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         """(lo, hi, keys) for every batch of grids (`_grid_batches`), keys (hi - lo, n) a view of one
         buffer for the whole pass, so that its pages are faulted in once, not once per batch (a fresh
         process's first fit paid that for 8 N R bytes); each batch overwrites the one before."""
+        X = key_rows(X)
         batches = list(_grid_batches(int(self.n_grids), X.shape[0], sp.issparse(X)))
         buffer = fault_in(np.empty(max((hi - lo for lo, hi in batches), default=0) * X.shape[0], np.uint64))
         for lo, hi in batches:
