@@ -32,9 +32,12 @@ ID_LIMIT = int(np.iinfo(np.int32).max)
 #: 8 MB, so a batch's keys are still in cache when they are numbered and no batch faults in fresh pages
 #: (ijcnn1, cadata, cod_rna_split: 10-25% less featurize time than 256 MB batches)
 KEY_BATCH_BYTES = 8 * 2**20
-#: the same for CSR rows: each batch re-reads every stored entry and vectorizes over its grids, so
-#: batches stay wide (8 MB made mnist's featurize 1.3-1.7x slower)
-SPARSE_KEY_BATCH_BYTES = 256 * 2**20
+#: the same for CSR rows (and dense rows keyed as CSR, `key_rows`): each batch re-reads every stored entry and
+#: vectorizes over its grids, so batches stay wider, yet not so wide that each fit faults in a fresh buffer
+#: of hundreds of MB. Featurize, min of 5, alternating sizes in one process (2 threads, AMD EPYC Zen 1), at
+#: 8 / 32 / 256 MB: mnist R = 64 623 / 454 / 455 ms; ijcnn1 R = 256 162 / 140 / 149 ms, R = 1024
+#: 659 / 548 / 817 ms; 16 and 64 MB no better than 32
+SPARSE_KEY_BATCH_BYTES = 32 * 2**20
 #: a dense X whose share of non-zeros is below this is keyed as CSR (`key_rows`): a CSR row costs one key step
 #: per non-zero and grid, a dense row one per feature and grid, but a CSR step costs more (measured, 2 threads,
 #: AMD EPYC Zen 1, R = 256, keys alone, CSR over dense: ijcnn1 at 0.59 non-zero 0.68; 1.0 non-zero cadata and
