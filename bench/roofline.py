@@ -314,6 +314,7 @@ def record_featurize(where: str, shape: str, X, R: int, D: int, t_feat: float, p
     rows = key_rows(X)  # as the key kernels read X: a dense X with many zeros as CSR
     sparse = hasattr(rows, "indptr")
     entries = rows.nnz if sparse else N * d
+    counted = "N x d" if not sparse else "stored entries" if hasattr(X, "indptr") else "non-zeros, keyed as CSR"
     floor_keys = max(entries * R / f["key_steps_per_s"], 8 * N * R / bw)
     floor_numbering = N * R / f["lookups_per_s"]
     floor_rest = ((8 * N * R + 24 * D) / bw + D / f["lookups_per_s"] + 4 * N * R / f["fresh_bytes_per_s"]
@@ -321,7 +322,7 @@ def record_featurize(where: str, shape: str, X, R: int, D: int, t_feat: float, p
     t_rest = t_feat - passes["keys"] - passes["numbering"]
     record("roofline", f"{where} featurize: keys", passes["keys"] * 1e3, floor_keys * 1e3,
            "floor: key arithmetic at its L1 rate, or the keys' stores", unit="ms",
-           note=f"{shape}; {entries * R:.3g} key steps ({('stored entries' if hasattr(X, 'indptr') else 'non-zeros, keyed as CSR') if sparse else 'N x d'} x R) at "
+           note=f"{shape}; {entries * R:.3g} key steps ({counted} x R) at "
                 f"{f['key_steps_per_s'] / 1e9:.3g} G/s, {entries * R / passes['keys'] / 1e9:.3g} G/s here")
     record("roofline", f"{where} featurize: numbering", passes["numbering"] * 1e3, floor_numbering * 1e3,
            "floor: hash lookups, each a hit in its home slot of an L1 table", unit="ms",

@@ -454,7 +454,7 @@ def test_key_kernels_give_bin_terms_keys_on_and_past_the_exact_range(scale):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_dense_nonzeros_match_scipy_csr(dtype):
-    """dense_nonzeros writes the CSR form scipy builds from the same dense array: zero rows, -0.0 (a zero)
+    """count_nonzeros and dense_nonzeros write the CSR form scipy builds from the same dense array: zero rows, -0.0 (a zero)
     and a row with no zeros included."""
     rng = np.random.default_rng(5)
     X = rng.standard_normal((513, 9)).astype(dtype)
@@ -463,6 +463,7 @@ def test_dense_nonzeros_match_scipy_csr(dtype):
     X[4] = 1.5
     X[5, :4] = -0.0
     indptr = np.empty(X.shape[0] + 1, np.int64)
+    kernels.count_nonzeros(X, indptr)
     indices, data = kernels.dense_nonzeros(X, indptr)
     want = sp.csr_matrix(X)
     np.testing.assert_array_equal(indptr, want.indptr)

@@ -171,10 +171,9 @@ def keys_csr(indptr, indices, data, uT, invT, mult, zero_termsT, zero_keys, bloc
 
 
 @nb.njit(parallel=True, cache=True)
-def dense_nonzeros(X, indptr):
-    """X's non-zeros as CSR (indptr filled in, (indices, data) returned), so that `keys_csr` keys a dense X
-    with many zeros at one step per non-zero instead of one per feature: each row counted, then written,
-    both passes split over rows."""
+def count_nonzeros(X, indptr):
+    """indptr of X's CSR form: row i's non-zeros start at indptr[i] (counted split over rows, then summed);
+    indptr[n] is X's count, which decides whether `dense_nonzeros` is worth writing."""
     n, d = X.shape
     indptr[0] = 0
     for i in nb.prange(n):
@@ -185,6 +184,13 @@ def dense_nonzeros(X, indptr):
         indptr[i + 1] = c
     for i in range(n):
         indptr[i + 1] += indptr[i]
+
+
+@nb.njit(parallel=True, cache=True)
+def dense_nonzeros(X, indptr):
+    """X's non-zeros as CSR, (indices, data) at the rows' starts in indptr (`count_nonzeros`), so that
+    `keys_csr` keys a dense X with many zeros at one step per non-zero instead of one per feature."""
+    n, d = X.shape
     indices = np.empty(indptr[n], np.int32)
     data = np.empty(indptr[n], X.dtype)
     for i in nb.prange(n):

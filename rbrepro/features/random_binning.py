@@ -60,9 +60,12 @@ def key_rows(X):
     """X as the key kernels should read it: a dense X with fewer than KEY_CSR_DENSITY non-zeros as CSR
     (`_binning_kernels.dense_nonzeros`, 12 bytes a non-zero), else unchanged. A row's keys are the same
     either way, bit for bit (the key is linear in the bins; `keys_csr`)."""
-    if sp.issparse(X) or X.size == 0 or np.count_nonzero(X) >= KEY_CSR_DENSITY * X.size:
+    if sp.issparse(X) or X.size == 0:
         return X
     indptr = np.empty(X.shape[0] + 1, np.int64)
+    kernels.count_nonzeros(X, indptr)  # the row starts, kept for the copy: X is counted once
+    if indptr[-1] >= KEY_CSR_DENSITY * X.size:
+        return X
     indices, data = kernels.dense_nonzeros(X, indptr)
     return sp.csr_matrix((data, indices, indptr), shape=X.shape, copy=False)
 
