@@ -202,15 +202,14 @@ def test_l2_cache_size_is_read_from_the_system_or_defaults():
 
 @pytest.mark.parametrize("n_cols", [1, 3])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_column_squares_sum_in_an_order_fixed_by_the_shape(n_cols, threads):
+@pytest.mark.parametrize("extra_rows", [5, 17])
+def test_column_squares_sum_in_an_order_fixed_by_the_shape(n_cols, threads, extra_rows):
     """|Z p|^2's sum over rows: the same bits on any number of threads, and numpy's value to rounding."""
     from rbrepro.features import _matvec_kernels as kernels
     from rbrepro.threads import thread_budget
 
-    V = np.random.default_rng(9).standard_normal((3 * kernels.SQUARES_BLOCK + 17, n_cols))
-    want = np.zeros(n_cols)
-    for lo in range(0, V.shape[0], kernels.SQUARES_BLOCK):
-        want += np.cumsum(V[lo:lo + kernels.SQUARES_BLOCK] ** 2, axis=0)[-1]
+    V = np.random.default_rng(9).standard_normal((3 * kernels.SQUARES_BLOCK + extra_rows, n_cols))
+    want = kernels.reference_column_squares(V)
     with thread_budget(threads):
         out = np.empty(n_cols)
         kernels.column_squares(V, out)
