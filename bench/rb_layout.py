@@ -185,7 +185,7 @@ def main(argv):
                note=f"{data.X_test.shape[0]} rows, D={Z.n_columns}")
         w = np.random.default_rng(0).random(Z.n_columns)
         g_new, g_old = np.empty(Z.n_rows), np.empty(Z.n_rows)
-        t_new = best_of(mk.gather_vector, Z.ids, w, g_new)
+        t_new = best_of(mk.gather_vector, Z.ids, w, Z.offsets, g_new)
         t_old = best_of(gather_one_grid, Z.ids, w, g_old)
         assert np.allclose(g_new, g_old)
         record("rb_layout", f"R={R} gather, grids in groups of {mk.GRID_GROUP}", t_new, t_old,
@@ -224,7 +224,7 @@ def main(argv):
         w, v = np.random.default_rng(0).random(Z.n_columns), np.random.default_rng(1).random(Z.n_rows)
         g32, g16 = np.empty(Z.n_rows), np.empty(Z.n_rows)
         s32, s16 = np.empty(Z.n_columns), np.empty(Z.n_columns)
-        t32 = best_of(mk.gather_vector, Z.ids, w, g32)
+        t32 = best_of(mk.gather_vector, Z.ids, w, Z.offsets, g32)
         t16 = best_of(gather_u16, local, Z.offsets, w, g16)
         assert np.allclose(g32, g16)
         record("rb_layout", f"R={R} gather, uint16 local ids", t16, t32, "int32 global ids (library)")

@@ -96,7 +96,7 @@ def test_key_kernels_match_reference_across_row_blocks(n_rows, dtype, sparse):
 
 
 @pytest.mark.parametrize("n_cols", [1, 3])
-@pytest.mark.parametrize("R", [12, 13])  # 13: the gather's groups of four grids leave one over
+@pytest.mark.parametrize("R", [3, 12, 13])  # 3: fewer grids than a group; 13: the groups of four leave one over
 def test_gather_and_scatter_match_dense_products(X, n_cols, R):
     rb, Z = _fit(X, R=R)
     rng = np.random.default_rng(2)

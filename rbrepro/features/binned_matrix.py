@@ -92,7 +92,7 @@ class BinnedMatrix:
         W2 = np.ascontiguousarray(W.reshape(self.n_columns, -1), dtype=np.float64)
         out = fault_in(np.empty((self.n_rows, W2.shape[1])))
         if W2.shape[1] == 1:
-            kernels.gather_vector(self.ids, W2[:, 0], out[:, 0])
+            kernels.gather_vector(self.ids, W2[:, 0], self.offsets, out[:, 0])
         else:
             kernels.gather(self.ids, W2, out)
         out *= self.scale
@@ -122,7 +122,7 @@ class BinnedMatrix:
                    else kernels.update_scratch(self.offsets, nb.get_num_threads(), C, group))
             work = StepBuffers(fault_in(np.empty((self.n_rows, C))), fault_in(acc), group)
         if C == 1:  # 1-D views: the one-target kernel, which the compiler vectorizes and unrolls
-            kernels.gather_vector(self.ids, P.reshape(-1), work.V.reshape(-1))
+            kernels.gather_vector(self.ids, P.reshape(-1), self.offsets, work.V.reshape(-1))
         else:
             kernels.gather(self.ids, P, work.V)
         squares = np.empty(C)
