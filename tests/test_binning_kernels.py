@@ -355,8 +355,8 @@ def test_nan_input_is_rejected():
 
 
 def test_hash_tables_grow_past_their_first_size():
-    """Thousands of distinct bins per grid: the tables start at 1,024 slots (later grids at about three
-    slots per bin of the grid before) and must double (re-inserting what they hold) without losing or
+    """Thousands of distinct bins per grid: the tables start at 1,024 slots (later grids at
+    TABLE_SLOTS_PER_BIN slots per bin of the grid before) and must double (re-inserting what they hold) without losing or
     merging a bin."""
     X = np.random.default_rng(5).random((9000, 3))
     rb, Z = _fit(X, R=4, sigma=300.0)

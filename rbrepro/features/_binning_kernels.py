@@ -16,9 +16,9 @@ Layout for speed: the grid parameters are stored feature-major (d x grids). Dens
 keyed a block of rows at a time, grid by grid, vectorized over the block's rows (floor,
 float->int64 conversion and 64-bit multiply are vector instructions on AVX-512) and written in
 contiguous runs of the grids x rows output; CSR rows entry by entry, vectorized over grids.
-Keys are then numbered per grid with an open-addressing hash table that starts small
-(sized from the grid before, in L1 for the usual few hundred bins per grid) and doubles when
-half full.
+Keys are then numbered per grid with an open-addressing hash table of ids that starts
+sparse (sized from the grid before, so that most probes end in their home slot) and doubles
+when half full.
 
 Plain-numpy references of every kernel live in `reference.py`; tests compare them.
 """

@@ -35,7 +35,7 @@ DEFAULT_L2_BYTES = 512 * 1024
 N_SUMS = 2
 #: rows per block of `column_squares`, whose block sums are added in block order
 SQUARES_BLOCK = 4096
-#: the lanes `column_squares` sums one column's block in (the pairwise sum of the lanes is written for 8)
+#: the lanes `column_squares` sums one column's block in (a power of two: the lanes are added pairwise)
 SQUARES_LANES = 8
 
 
@@ -49,8 +49,10 @@ def gather(ids, W, out):
 
 def gather_vector(ids, w, offsets, out):
     """`gather` for one right-hand side (w, out 1-D; `_gather_vector`); offsets: the grids' first columns
-    (`BinnedMatrix.offsets`), which say where each group's slice of w lies."""
-    _gather_vector(ids, w, offsets, out, nb.get_num_threads())
+    (`BinnedMatrix.offsets`), which say where each group's slice of w lies. A slice is read ahead only
+    where it fits GROUP_CACHE_SHARE of the L2 cache (more would push out the group before it)."""
+    touch_limit = int(GROUP_CACHE_SHARE * l2_cache_bytes()) // max(w.itemsize, 1)
+    _gather_vector(ids, w, offsets, out, nb.get_num_threads(), touch_limit)
 
 
 @nb.njit(cache=True, inline="always")
@@ -125,7 +127,7 @@ def _plus_seen(a, w, col):
 
 
 @nb.njit(parallel=True, cache=True)
-def _gather_vector(ids, w, offsets, out, n_threads):
+def _gather_vector(ids, w, offsets, out, n_threads, touch_limit):
     """gather for one right-hand side (w, out 1-D). GRID_GROUP grids are summed in a register
     per row before out[i] is updated: ×2.1 at R = 256 and ×1.6 at R = 4375 on ijcnn1 against
     one grid at a time (bench/rb_layout.py). A block's rows are views indexed from 0: indexed
@@ -133,7 +135,7 @@ def _gather_vector(ids, w, offsets, out, n_threads):
     uniform random bins, N = 16,512-47,628, R = 256-1024; the same sums, bit for bit).
 
     Before each group's rows, a thread reads the next group's slice of w a cache line at a time
-    (`_touch_lines`): a sequential read the core prefetches, where the group's own random loads
+    (`_touch_lines`, where the slice has at most touch_limit values): a sequential read the core prefetches, where the group's own random loads
     would each wait on a miss for the first row that lands in each line. Min of 30, one process,
     2 threads, AMD EPYC Zen 1, w just rewritten as a CG step's direction rewrites it: ijcnn1
     R = 64 / 256 / 1024 0.717 / 3.173 / 12.73 -> 0.696 / 3.072 / 11.98 ms, cadata R = 256 1.484 ->
@@ -150,9 +152,10 @@ def _gather_vector(ids, w, offsets, out, n_threads):
         rows = hi - lo
         for i in range(rows):
             o[i] = 0.0
-        seen = _touch_lines(w, offsets[0], offsets[min(n_grids, GRID_GROUP)])
+        seen = _touch_lines(w, offsets[0], offsets[min(n_grids, GRID_GROUP)], touch_limit)
         for r0 in range(0, n_full, GRID_GROUP):
-            seen += _touch_lines(w, offsets[min(n_grids, r0 + GRID_GROUP)], offsets[min(n_grids, r0 + 2 * GRID_GROUP)])
+            seen += _touch_lines(w, offsets[min(n_grids, r0 + GRID_GROUP)], offsets[min(n_grids, r0 + 2 * GRID_GROUP)],
+                                 touch_limit)
             ids0, ids1, ids2, ids3 = ids[r0, lo:hi], ids[r0 + 1, lo:hi], ids[r0 + 2, lo:hi], ids[r0 + 3, lo:hi]
             for i in range(rows):  # the group's grids in order
                 o[i] += _plus_seen(_plus_seen(_plus_seen(_plus_seen(0.0, w, ids0[i]), w, ids1[i]), w, ids2[i]),
@@ -166,11 +169,13 @@ def _gather_vector(ids, w, offsets, out, n_threads):
 
 
 @nb.njit(inline="always")
-def _touch_lines(w, lo, hi):
-    """The sum of one value per 64-byte line of w[lo:hi] (a read that brings the slice into cache)."""
+def _touch_lines(w, lo, hi, limit):
+    """The sum of one value per 64-byte line of w[lo:hi] (a read that brings the slice into cache), or 0
+    where the slice has more than `limit` values."""
     total = 0.0
-    for j in range(lo, hi, 8):
-        total += w[j]
+    if hi - lo <= limit:
+        for j in range(lo, hi, max(1, 64 // w.itemsize)):
+            total += w[j]
     return total
 
 
@@ -435,7 +440,12 @@ def _lane_squares(x):
     for i in range(0, n_full, SQUARES_LANES):
         for k in range(SQUARES_LANES):
             lanes[k] += x[i + k] * x[i + k]
-    total = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
+    width = SQUARES_LANES
+    while width > 1:  # pairwise: ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) for 8
+        width //= 2
+        for k in range(width):
+            lanes[k] = lanes[2 * k] + lanes[2 * k + 1]
+    total = lanes[0]
     for i in range(n_full, x.shape[0]):
         total += x[i] * x[i]
     return total
@@ -453,7 +463,9 @@ def reference_column_squares(V):
             lanes = np.zeros(SQUARES_LANES)
             for i in range(0, n_full, SQUARES_LANES):
                 lanes += block[i:i + SQUARES_LANES, 0]
-            part = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
+            while len(lanes) > 1:  # pairwise, neighbours first
+                lanes = lanes[0::2] + lanes[1::2]
+            part = lanes[0]
             for i in range(n_full, len(block)):
                 part += block[i, 0]
             out[0] += part
