@@ -205,9 +205,10 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         values = X.data if sp.issparse(X) else X
         if values.size == 0:
             return
-        reach = (float(np.max(np.abs(values))) + float(np.max(self.offsets_))) * float(np.max(self._inv_deltas))
+        largest = max(float(np.max(values)), -float(np.min(values)))  # |x|'s max without an |x| copy of X
+        reach = (largest + float(np.max(self.offsets_))) * float(np.max(self._inv_deltas))
         if not reach < MAX_BIN_INDEX:
-            raise InvalidParameter(f"feature values up to {float(np.max(np.abs(values))):.3g} with sigma = {self.sigma:g} "
+            raise InvalidParameter(f"feature values up to {largest:.3g} with sigma = {self.sigma:g} "
                              f"give bin indices up to {reach:.3g}, past the {MAX_BIN_INDEX:.3g} that binning can tell "
                              "apart; scale the features (e.g. to [0, 1]) or lower sigma")
 
