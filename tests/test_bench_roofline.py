@@ -94,3 +94,18 @@ def test_featurize_passes_time_keys_numbering_and_lookups_without_touching_the_f
     assert set(times) == {"keys", "numbering", "lookups"}
     assert all(t > 0 for t in times.values())
     np.testing.assert_array_equal(features.transform_binned(X).ids, Z.ids)  # the fit's tables are unchanged
+
+
+def test_a_cells_core_rates_are_the_best_of_its_probe_and_the_machines():
+    """A slow probe (a VM's neighbours) must not lower a cell's floor rates below the run's best; a cell's
+    own faster probe still counts, and the memory-side rates stay the cell's own."""
+    cell = {"loads_per_s": 4e9, "rmw_per_s": 1.2e9, "key_steps_per_s": 1.7e9, "lookups_per_s": 1.0e9,
+            "call_s": 5e-6, "bytes_per_s": 3e10, "fresh_bytes_per_s": 9e9}
+    machine = {"loads_per_s": 4.3e9, "rmw_per_s": 1.9e9, "key_steps_per_s": 1.6e9, "lookups_per_s": 1.2e9,
+               "call_s": 3e-6}
+    f = roofline.best_rates(cell, machine)
+    assert f["loads_per_s"] == 4.3e9 and f["rmw_per_s"] == 1.9e9 and f["lookups_per_s"] == 1.2e9
+    assert f["key_steps_per_s"] == 1.7e9  # the cell's own probe was the faster
+    assert f["call_s"] == 3e-6
+    assert f["bytes_per_s"] == 3e10 and f["fresh_bytes_per_s"] == 9e9
+    assert cell["rmw_per_s"] == 1.2e9  # the cell's dict is left as it was
