@@ -205,7 +205,7 @@ def test_l2_cache_size_is_read_from_the_system_or_defaults():
 @pytest.mark.parametrize("extra_rows", [5, 17])
 def test_column_squares_sum_in_an_order_fixed_by_the_shape(n_cols, threads, extra_rows):
     """|Z p|^2's sum over rows: the same bits on any number of threads, and numpy's value to rounding."""
-    from rbrepro.features import _matvec_kernels as kernels
+    from rbrepro.features import _squares_kernels as kernels
     from rbrepro.threads import thread_budget
 
     V = np.random.default_rng(9).standard_normal((3 * kernels.SQUARES_BLOCK + extra_rows, n_cols))

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rbrepro.features import _matvec_kernels as kernels
+from rbrepro.features._squares_kernels import column_squares
 from rbrepro.memory import fault_in
 
 
@@ -126,7 +127,7 @@ class BinnedMatrix:
         else:
             kernels.gather(self.ids, P, work.V)
         squares = np.empty(C)
-        kernels.column_squares(work.V, squares)
+        column_squares(work.V, squares)
         return work, squares * self.scale ** 2
 
     def normal_update(self, work: StepBuffers, P: np.ndarray, lam: float, alpha: np.ndarray, W: np.ndarray,
