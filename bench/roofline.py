@@ -139,13 +139,22 @@ def floors(working_bytes: int, fresh_bytes: int) -> dict:
     of featurization's; and bytes per second of new memory written once (fresh_bytes of it: the pages
     of a fit's ids, which the system maps and clears on their first write)."""
     rng = np.random.default_rng(0)
+    n = max(1 << 16, working_bytes // 24)
+    a, b, c = np.zeros(n), rng.random(n), rng.random(n)
+    return {**core_floors(),
+            "bytes_per_s": max(24.0 * n / best(lambda: triad(a, b, c, 3.0)),
+                               16.0 * n / best(lambda: read_stream(b, c))),
+            "fresh_bytes_per_s": fresh_bytes / best(lambda: first_touch(fresh_bytes))}
+
+
+def core_floors() -> dict:
+    """`floors`' rates that do not depend on a part's shape: CORE_RATES and a parallel kernel's call."""
+    rng = np.random.default_rng(0)
     threads = nb.get_num_threads()
     ids = rng.integers(0, L1_DOUBLES // LANES, IDS_IN_CACHE, dtype=np.int32).astype(np.uint32)  # no wrap check
     table = rng.random(L1_DOUBLES // LANES)
     out = np.empty(threads)
     tables = np.zeros((threads, L1_DOUBLES))
-    n = max(1 << 16, working_bytes // 24)
-    a, b, c = np.zeros(n), rng.random(n), rng.random(n)
     one = np.zeros(1)
     x, u, inv_delta = rng.random(KEY_VALUES), rng.random(KEY_GRIDS), 1.0 / rng.uniform(0.1, 1.0, KEY_GRIDS)
     mult = rng.integers(1, 1 << 62, 16, dtype=np.uint64) | np.uint64(1)
@@ -156,20 +165,17 @@ def floors(working_bytes: int, fresh_bytes: int) -> dict:
     found = np.empty(n_keys, np.int32)
     return {"loads_per_s": IDS_IN_CACHE / best(lambda: indirect_loads(ids, table, out)),
             "rmw_per_s": max(IDS_IN_CACHE / rmw_seconds(rng, tables, lanes) for lanes in SCATTER_LANES),
-            "bytes_per_s": max(24.0 * n / best(lambda: triad(a, b, c, 3.0)),
-                               16.0 * n / best(lambda: read_stream(b, c))),
             "call_s": best(lambda: triad(one, one, one, 3.0)),
             "key_steps_per_s": KEY_VALUES * KEY_GRIDS / best(lambda: key_steps(x, u, inv_delta, mult, checksums)),
-            "lookups_per_s": n_keys / best(lambda: hash_lookups(keys, table_keys, table_ids, found, threads)),
-            "fresh_bytes_per_s": fresh_bytes / best(lambda: first_touch(fresh_bytes))}
+            "lookups_per_s": n_keys / best(lambda: hash_lookups(keys, table_keys, table_ids, found, threads))}
 
 
 def core_rates(rounds: int = CORE_ROUNDS) -> dict:
     """The best of `rounds` probes of the rates in CORE_RATES (the highest) and of a kernel's call (the
-    shortest), each probe a whole `floors` on small arrays."""
+    shortest), each probe a `core_floors`."""
     best = {"call_s": float("inf")}
     for _ in range(rounds):
-        f = floors(1 << 20, 1 << 20)
+        f = core_floors()
         for name in CORE_RATES:
             best[name] = max(best.get(name, 0.0), f[name])
         best["call_s"] = min(best["call_s"], f["call_s"])

@@ -247,6 +247,15 @@ def assign_columns(keys, ids, n_bins, n_chunks):
                 first *= 2
 
 
+@nb.njit(cache=True, inline="always")
+def _free_slot(key, mask, table):
+    """The first empty slot of `key`'s probe sequence in an open-addressing table of ids (_EMPTY: free)."""
+    s = _slot(key, mask)
+    while table[s] != _EMPTY:
+        s = (s + 1) & mask
+    return s
+
+
 @nb.njit(cache=True)
 def _assign_grid(grid_keys, grid_ids, table, max_cap, first_cap):
     """One grid of assign_columns; returns its bins. The table starts at first_cap slots and doubles
@@ -264,10 +273,7 @@ def _assign_grid(grid_keys, grid_ids, table, max_cap, first_cap):
             grow_at = cap // 2
             table[:cap] = _EMPTY
             for c in range(n_seen):
-                s = _slot(grid_keys[c], mask)
-                while table[s] != _EMPTY:
-                    s = (s + 1) & mask
-                table[s] = c
+                table[_free_slot(grid_keys[c], mask, table)] = c
         key = grid_keys[i]
         s = _slot(key, mask)
         while True:
@@ -297,13 +303,12 @@ def build_lookup(uniq_flat, bin_offsets, table_offsets, table_keys, table_ids):
     for r in nb.prange(n_grids):
         t0 = table_offsets[r]
         mask = table_offsets[r + 1] - t0 - 1
+        grid_keys, grid_ids = table_keys[t0:t0 + mask + 1], table_ids[t0:t0 + mask + 1]
         for c in range(bin_offsets[r], bin_offsets[r + 1]):
             key = uniq_flat[c]
-            s = _slot(key, mask)
-            while table_ids[t0 + s] != _EMPTY:
-                s = (s + 1) & mask
-            table_keys[t0 + s] = key
-            table_ids[t0 + s] = c
+            s = _free_slot(key, mask, grid_ids)
+            grid_keys[s] = key
+            grid_ids[s] = c
 
 
 @nb.njit(cache=True, inline="always")
