@@ -8,9 +8,12 @@ part must do, on data of the part's own shape:
   per group of 4 grids, or of 8 where grids are narrow), and do table[id] += value into a per-thread
   L1-sized table (the scatter Z^T v at its best: the faster of the two group sizes);
 - memory bandwidth: the faster of a STREAM-like triad and a read-only stream, over arrays as large
-  together as the distinct vectors the update touches (its working set: a set that fits in the cache
-  streams from the cache), for the bytes its passes move (the vector updates, preconditioner and dots
-  at their best), plus the fixed cost of each parallel kernel the update calls (a triad on 1 element);
+  together as the bytes a CG step touches (the distinct vectors, the ids and V), or, where those fill
+  more than LLC_SHARE of the last-level cache, over MEMORY_OVER_LLC such caches or more (in the solve
+  each pass over the vectors follows a pass over the ids, so a step whose bytes fit in the cache
+  streams from it, and one whose bytes do not, from memory), for the bytes the new direction's pass moves
+  (the vector updates, preconditioner and dots at their best), plus the fixed cost of each parallel
+  kernel it calls (a triad on 1 element);
 - key arithmetic: the (row, grid, feature) steps of featurization's key kernels on grids in L1;
 - hash lookups: `find_column` on a batch of keys into an L1-sized table where every key sits in its
   home slot (featurization's numbering at its best: every probe a hit on its first slot).
@@ -24,11 +27,13 @@ featurize row also gives the strict ratio, against the cores' own rates alone (o
 no stream), which no pass that streams its ids from memory can reach.
 
 Per dataset (ijcnn1, cadata, letter, cod_rna_split, mnist) and R (64, 256, 1024), each part of one CG
-step (PCG with its preconditioner, the estimators' default solver) is timed alone, best of REPEATS:
-the gather, the scatter with its scaling, lam term and dots (one pass), the vector update with the
-preconditioner and the new direction (one pass for several targets, two for one: solvers.cg), and the
-whole step as `ridge_cg` runs it (the time of 50 steps less that of 10, over 40: the solve's setup
-apart); "rest" is the whole step less its parts (Python, allocation, thread start-up). Featurization
+step (PCG with its preconditioner, the estimators' default solver) is timed as a solve runs it, one
+part after the other on the solve's own iterates (`in_sequence`; each part's note also gives it alone,
+best of REPEATS with its caches warm, which no solve sees): the gather with |Z p|^2, the scatter with
+the step's update and dots (one pass), and the new direction with the preconditioner and its norm; and
+the whole step as `ridge_cg` runs it (the time of 50 steps less that of 10, over 40: the solve's setup
+apart); "rest" is the whole step less its parts in sequence (Python and the step length's arithmetic: a
+part that runs slower after the one before it is counted in that part, not here). Featurization
 is timed whole and in its passes, batch by batch as a fit runs them: the keys (paper Alg. 1), their
 numbering per grid, and the rest of a fit (the checks, the first write of the ids' new memory, the
 grid offsets added to them and the lookup tables of transform: one pass over the N R ids and D
@@ -52,174 +57,31 @@ import time
 import numba as nb
 import numpy as np
 
-from bench.floor_kernels import (
-    LANES,
-    SCATTER_LANES,
-    gather_walk,
-    hash_lookups,
-    indirect_loads,
-    key_steps,
-    read_modify_writes,
-    read_stream,
-    scatter_walk,
-    triad,
-)
 from bench.record import record
+from bench.roofline_floors import (
+    CORE_RATES,
+    CORE_ROUNDS,
+    REPEATS,
+    best,
+    best_rates,
+    core_rates,
+    floors,
+    stream_bytes,
+    streamed,
+)
 from bench.stopping import SIGMAS
 from rbrepro.data.load import load_dataset
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.features import _binning_kernels as bk
-from rbrepro.features.random_binning import KEY_BATCH_BYTES, key_rows
+from rbrepro.features.random_binning import key_rows
 from rbrepro.memory import available_memory_bytes
 from rbrepro.solvers import _cg_kernels as ck
 from rbrepro.solvers import ridge_cg
 from rbrepro.solvers.cg import PRECONDITIONER_POWER
 
 DATASETS = ("ijcnn1", "cadata", "letter", "cod_rna_split", "mnist")
-REPEATS = 7
-#: the floors' rates that do not depend on a part's shape (`core_rates`)
-CORE_RATES = ("loads_per_s", "rmw_per_s", "key_steps_per_s", "lookups_per_s")
-#: probes of the cores' own rates taken before the first cell; each cell's floors use the best of them
-#: and of its own
-CORE_ROUNDS = 5
 STEPS = 10
 MORE_STEPS = 40  # a step's time is (time of STEPS + MORE_STEPS steps - time of STEPS) / MORE_STEPS
-L1_DOUBLES = 2048  # 16 KB: inside any core's L1 data cache
-IDS_IN_CACHE = 1 << 17  # 512 KB of int32 ids: in L2, so the cores' own rate is not waiting on a stream
-KEY_GRIDS = 64  # grids of the key-arithmetic floor: their offsets and widths (1 KB) stay in L1
-KEY_VALUES = 1 << 14  # feature values per pass of that floor (128 KB, in L2)
-TABLE_SLOTS = 1024  # the hash-lookup floor's table: 8 KB of keys and 4 KB of ids, in L1
-TABLE_KEYS = 256  # distinct keys in it, each in its own home slot
-
-
-def best(fn, repeats: int = REPEATS) -> float:
-    fn()  # compile and fault in
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
-def part_offsets(count: int, lanes: int = LANES) -> np.ndarray:
-    """The first slot of the (k mod lanes)-th part of an L1_DOUBLES table, for k = 0 ... count-1: the
-    floors' lanes, like the grids of a group, never touch the same slots."""
-    return ((np.arange(count) % lanes) * (L1_DOUBLES // lanes)).astype(np.int32)
-
-
-def home_slot_table(rng) -> tuple[np.ndarray, np.ndarray]:
-    """TABLE_KEYS random keys, each in its own home slot of a TABLE_SLOTS table (no probe goes past
-    its first slot); empty slots hold id -1, as in `_binning_kernels`."""
-    table_keys = np.zeros(TABLE_SLOTS, np.uint64)
-    table_ids = np.full(TABLE_SLOTS, -1, np.int32)
-    mask = TABLE_SLOTS - 1
-    placed = 0
-    while placed < TABLE_KEYS:
-        key = np.uint64(rng.integers(1, 1 << 63, dtype=np.int64))
-        slot = int(bk._slot(key, mask))
-        if table_ids[slot] < 0:
-            table_keys[slot], table_ids[slot] = key, placed
-            placed += 1
-    return table_keys, table_ids
-
-
-def first_touch(n_bytes: int) -> None:
-    """New memory of n_bytes, written once: what a fit pays for its output's pages."""
-    np.empty(max(1, n_bytes // 4), np.int32).fill(1)
-
-
-def floors(working_bytes: int, fresh_bytes: int) -> dict:
-    """The machine's rates: the cores' own indirect loads and read-modify-writes per second into an
-    L1-sized table, on ids that stay in L2 (no stream; the updates in the faster of the scatter's group
-    sizes); bytes per second of the faster of a triad and a read-only stream over working_bytes
-    (the memory side: a triad also reads in the lines it only writes, and the update's reads outnumber
-    its writes) and the fixed cost of one call of a parallel kernel (a triad on 1 element); key
-    steps per second on grids in L1; hash lookups per second, the keys streamed in batches the size
-    of featurization's; and bytes per second of new memory written once (fresh_bytes of it: the pages
-    of a fit's ids, which the system maps and clears on their first write)."""
-    rng = np.random.default_rng(0)
-    n = max(1 << 16, working_bytes // 24)
-    a, b, c = np.zeros(n), rng.random(n), rng.random(n)
-    return {**core_floors(),
-            "bytes_per_s": max(24.0 * n / best(lambda: triad(a, b, c, 3.0)),
-                               16.0 * n / best(lambda: read_stream(b, c))),
-            "fresh_bytes_per_s": fresh_bytes / best(lambda: first_touch(fresh_bytes))}
-
-
-def core_floors() -> dict:
-    """`floors`' rates that do not depend on a part's shape: CORE_RATES and a parallel kernel's call."""
-    rng = np.random.default_rng(0)
-    threads = nb.get_num_threads()
-    ids = rng.integers(0, L1_DOUBLES // LANES, IDS_IN_CACHE, dtype=np.int32).astype(np.uint32)  # no wrap check
-    table = rng.random(L1_DOUBLES // LANES)
-    out = np.empty(threads)
-    tables = np.zeros((threads, L1_DOUBLES))
-    one = np.zeros(1)
-    x, u, inv_delta = rng.random(KEY_VALUES), rng.random(KEY_GRIDS), 1.0 / rng.uniform(0.1, 1.0, KEY_GRIDS)
-    mult = rng.integers(1, 1 << 62, 16, dtype=np.uint64) | np.uint64(1)
-    checksums = np.empty(threads, np.uint64)
-    table_keys, table_ids = home_slot_table(rng)
-    n_keys = KEY_BATCH_BYTES // 8  # one batch of the dense key kernels' keys
-    keys = table_keys[table_ids >= 0][rng.integers(0, TABLE_KEYS, n_keys)]
-    found = np.empty(n_keys, np.int32)
-    return {"loads_per_s": IDS_IN_CACHE / best(lambda: indirect_loads(ids, table, out)),
-            "rmw_per_s": max(IDS_IN_CACHE / rmw_seconds(rng, tables, lanes) for lanes in SCATTER_LANES),
-            "call_s": best(lambda: triad(one, one, one, 3.0)),
-            "key_steps_per_s": KEY_VALUES * KEY_GRIDS / best(lambda: key_steps(x, u, inv_delta, mult, checksums)),
-            "lookups_per_s": n_keys / best(lambda: hash_lookups(keys, table_keys, table_ids, found, threads))}
-
-
-def core_rates(rounds: int = CORE_ROUNDS) -> dict:
-    """The best of `rounds` probes of the rates in CORE_RATES (the highest) and of a kernel's call (the
-    shortest), each probe a `core_floors`."""
-    best = {"call_s": float("inf")}
-    for _ in range(rounds):
-        f = core_floors()
-        for name in CORE_RATES:
-            best[name] = max(best.get(name, 0.0), f[name])
-        best["call_s"] = min(best["call_s"], f["call_s"])
-    return best
-
-
-def best_rates(f: dict, machine: dict) -> dict:
-    """f with its core rates raised to the machine's best (`core_rates`), its call cost lowered to it."""
-    out = dict(f)
-    for name in CORE_RATES:
-        out[name] = max(f[name], machine[name])
-    out["call_s"] = min(f["call_s"], machine["call_s"])
-    return out
-
-
-def rmw_seconds(rng, tables: np.ndarray, lanes: int) -> float:
-    """Seconds of IDS_IN_CACHE read-modify-writes (`read_modify_writes`) in `lanes` independent chains."""
-    ids = rng.integers(0, L1_DOUBLES // lanes, IDS_IN_CACHE, dtype=np.int32)  # the k-th of every `lanes`
-    lane_ids = (ids + part_offsets(IDS_IN_CACHE, lanes)).astype(np.uint32)    # in the table's k-th part
-    values = rng.random(IDS_IN_CACHE // lanes)
-    return best(lambda: read_modify_writes(lane_ids, values, tables, lanes))
-
-
-def streamed(N: int, R: int, C: int, f: dict) -> dict:
-    """Seconds of the walks of the gather and the scatter (`gather_walk`, `scatter_walk`) over ids of the
-    part's own shape (R x N, streamed from wherever they live, as the part's are), every access an L1 hit;
-    for C targets each id's C loads or updates are counted at the cores' own rate, where they, not the
-    stream, are the longer. The scatter's walk is timed at each of its group sizes: "rmw" maps the
-    group size to its seconds."""
-    rng = np.random.default_rng(1)
-    threads = nb.get_num_threads()
-    table, out = rng.random(L1_DOUBLES), np.empty(threads)
-    values, tables = rng.random(N), np.zeros((threads, L1_DOUBLES))
-    walked = {}
-    for lanes in sorted({LANES, *SCATTER_LANES}):
-        rows = R - R % lanes
-        ids = (rng.integers(0, L1_DOUBLES // lanes, (rows, N), dtype=np.int32)
-               + part_offsets(rows, lanes)[:, None]).astype(np.uint32)
-        if lanes == LANES:
-            walked["loads"] = max(best(lambda: gather_walk(ids, table, out)), N * R * C / f["loads_per_s"])
-        if lanes in SCATTER_LANES:
-            walked.setdefault("rmw", {})[lanes] = max(best(lambda: scatter_walk(ids, values, tables, lanes)),
-                                                      N * R * C / f["rmw_per_s"])
-    return walked
 
 
 def targets(data) -> np.ndarray:
@@ -235,9 +97,10 @@ def targets(data) -> np.ndarray:
 
 
 def parts(Z, Y: np.ndarray, lam: float) -> dict:
-    """Seconds of each part of one PCG step on Z, alone, and of the whole step inside ridge_cg: the
-    gather with |Z p|^2 (`normal_gather`), the scatter with the step's update (`normal_update`) and the
-    new direction with its norm (`direction`)."""
+    """Seconds of each part of one PCG step on Z: the gather with |Z p|^2 (`normal_gather`), the scatter with
+    the step's update (`normal_update`) and the new direction with its norm (`direction`), each as the solve
+    runs it (`in_sequence`) and alone, best of REPEATS on the same data with its caches warm ("alone");
+    and of the whole step inside ridge_cg."""
     D, C = Z.n_columns, Y.shape[1]
     rng = np.random.default_rng(1)
     P, Rk, W = (rng.standard_normal((D, C)) for _ in range(3))
@@ -245,15 +108,53 @@ def parts(Z, Y: np.ndarray, lam: float) -> dict:
     P_next = np.empty((D, C)) if C == 1 else P  # as ridge_cg: several targets' direction goes over P
     alpha, beta, pp = np.full(C, 1e-3), np.full(C, 0.5), np.empty(C)
     work, _ = Z.normal_gather(P)
-    out = {"gather": best(lambda: Z.normal_gather(P, work)),
-           "scatter": best(lambda: Z.normal_update(work, P, lam, alpha, W, Rk, m)),
-           "update": best(lambda: ck.direction(P_next, P, Rk, m, beta, pp)),
+    out = {"alone": {"gather": best(lambda: Z.normal_gather(P, work)),
+                     "scatter": best(lambda: Z.normal_update(work, P, lam, alpha, W, Rk, m)),
+                     "update": best(lambda: ck.direction(P_next, P, Rk, m, beta, pp))},
            "update_calls": 1, "group": work.group}
+    out.update(in_sequence(Z, Y, lam))
     short = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS, tol=1e-300, preconditioned=True), repeats=3)
     long = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS + MORE_STEPS, tol=1e-300, preconditioned=True), repeats=3)
     out["step"] = (long - short) / MORE_STEPS  # one more step's cost, the solve's setup taken out
     out["setup"] = short - STEPS * out["step"]
     return out
+
+
+def in_sequence(Z, Y: np.ndarray, lam: float, steps: int = MORE_STEPS, repeats: int = 3) -> dict:
+    """Seconds per step of the gather, the scatter with its update and the new direction as a PCG solve
+    runs them, one after the other on its own iterates (`ridge_cg`'s split step, every column active):
+    each part finds the vectors where the part before left them, which at most shapes is memory, since
+    every step streams the ids twice. The mean over `steps` steps, the best of `repeats` solves (the first
+    compiles and faults in)."""
+    D, C = Z.n_columns, Y.shape[1]
+    m = np.ascontiguousarray((Z.gram_diagonal() + lam) ** -PRECONDITIONER_POWER)
+    B = Z.rmatvec(Y.reshape(Z.n_rows, C))
+    spent = {"gather": [], "scatter": [], "update": []}
+    for _ in range(repeats + 1):
+        W, Rk = np.zeros((D, C)), B.copy()
+        P = Rk * m[:, None]
+        P_next = np.empty_like(P) if C == 1 else P
+        rz, pp = np.einsum("ij,ij->j", Rk, P), np.einsum("ij,ij->j", P, P)
+        work, took = None, dict.fromkeys(spent, 0.0)
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            work, zp = Z.normal_gather(P, work)
+            t1 = time.perf_counter()
+            alpha = rz / np.where(zp + lam * pp > 0, zp + lam * pp, 1.0)
+            t2 = time.perf_counter()
+            _, rz_new = Z.normal_update(work, P, lam, alpha, W, Rk, m)
+            t3 = time.perf_counter()
+            beta = rz_new / np.where(rz > 0, rz, 1.0)
+            t4 = time.perf_counter()
+            ck.direction(P_next, P, Rk, m, beta, pp)
+            t5 = time.perf_counter()
+            P, P_next, rz = P_next, P, rz_new
+            took["gather"] += t1 - t0
+            took["scatter"] += t3 - t2
+            took["update"] += t5 - t4
+        for part, seconds in took.items():
+            spent[part].append(seconds / steps)
+    return {part: min(times[1:]) for part, times in spent.items()}
 
 
 def featurize_passes(features: RandomBinningFeatures, X) -> dict:
@@ -302,7 +203,10 @@ def measure(name: str, R: int, data, Y: np.ndarray, machine: dict) -> None:
     # the new direction reads Rk, P and M (D long) and writes P_next (P itself for several targets); its
     # working set: those arrays. The scatter's update reads P, W, Rk and M and writes W and Rk
     vector_bytes = 8 * D * (4 * C + 1)
-    f = best_rates(floors(8 * D * ((4 if C == 1 else 3) * C + 1), 4 * N * R), machine)
+    # in the solve, every pass over the vectors follows a pass over the ids (4 N R bytes): the bandwidth is
+    # the stream's over as many bytes as a step touches, the vectors (their distinct arrays), the ids and V
+    step_bytes = 8 * D * ((4 if C == 1 else 3) * C + 1) + 4 * N * R + 8 * N * C
+    f = best_rates(floors(stream_bytes(step_bytes), 4 * N * R), machine)
     s = streamed(N, R, C, f)
     bw = f["bytes_per_s"]
     where = f"{name} R={R}"
@@ -317,23 +221,30 @@ def measure(name: str, R: int, data, Y: np.ndarray, machine: dict) -> None:
     rates = (f"cores {f['loads_per_s'] / 1e9:.2f} G loads/s, {f['rmw_per_s'] / 1e9:.2f} G updates/s, "
              f"{f['lookups_per_s'] / 1e9:.2f} G hash lookups/s; memory {bw / 1e9:.1f} GB/s; a parallel kernel's "
              f"call {f['call_s'] * 1e6:.1f} us")
+    alone = t["alone"]
     record("roofline", f"{where} gather Z p", t["gather"] * 1e3, floor_gather * 1e3,
            "floor: L1 indirect loads with the ids streamed", unit="ms",
-           note=f"{shape}; {N * R * C:.3g} loads; strict (the cores' own rate, no stream): "
+           note=f"{shape}; {N * R * C:.3g} loads; in the solve's sequence; alone {alone['gather'] * 1e3:.4g} ms "
+                f"(x{alone['gather'] / floor_gather:.2f}); strict (the cores' own rate, no stream): "
                 f"x{t['gather'] / strict_gather:.2f}; {rates}")
     record("roofline", f"{where} scatter Z^T v + update", t["scatter"] * 1e3, floor_scatter * 1e3,
            "floor: L1 read-modify-writes with the ids streamed", unit="ms",
-           note=f"{shape}; {N * R * C:.3g} updates, {t['group']} grids a group; strict (the cores' own rate, "
-                f"no stream): x{t['scatter'] / strict_scatter:.2f}; {rates}")
+           note=f"{shape}; {N * R * C:.3g} updates, {t['group']} grids a group; in the solve's sequence; alone "
+                f"{alone['scatter'] * 1e3:.4g} ms (x{alone['scatter'] / floor_scatter:.2f}); strict (the cores' own "
+                f"rate, no stream): x{t['scatter'] / strict_scatter:.2f}; {rates}")
     floor_update = vector_bytes / bw + t["update_calls"] * f["call_s"]
     record("roofline", f"{where} new direction + preconditioner", t["update"] * 1e3, floor_update * 1e3,
            "floor: stream bandwidth and the kernels' calls", unit="ms",
-           note=f"{shape}; {vector_bytes / 1e6:.1f} MB at {bw / 1e9:.1f} GB/s and {t['update_calls']} call(s) of "
-                f"{f['call_s'] * 1e6:.1f} us; strict (bandwidth alone): x{t['update'] / (vector_bytes / bw):.2f}")
+           note=f"{shape}; {vector_bytes / 1e6:.1f} MB at {bw / 1e9:.1f} GB/s (a stream over the {step_bytes / 1e6:.1f} "
+                f"MB a step touches, streamed over {stream_bytes(step_bytes) / 1e6:.1f} MB) and {t['update_calls']} call(s) of {f['call_s'] * 1e6:.1f} us; in the solve's "
+                f"sequence; alone {alone['update'] * 1e3:.4g} ms (x{alone['update'] / floor_update:.2f}); strict "
+                f"(bandwidth alone): x{t['update'] / (vector_bytes / bw):.2f}")
     floor_step = floor_gather + floor_scatter + floor_update
     rest = t["step"] - t["gather"] - t["scatter"] - t["update"]
     record("roofline", f"{where} whole CG step", t["step"] * 1e3, floor_step * 1e3, "floor: sum of the parts'",
-           unit="ms", note=f"{shape}; rest (outside the kernels) {rest * 1e3:.3f} ms; the solve's setup "
+           unit="ms", note=f"{shape}; rest (the step in ridge_cg less its parts in the solve's sequence: Python, "
+                           f"the step length) {rest * 1e3:.3f} ms; the parts alone "
+                           f"{sum(alone.values()) * 1e3:.3f} ms; the solve's setup "
                            f"(Z^T y, the diagonal, first touch) {t['setup'] * 1e3:.1f} ms once")
     record_featurize(where, shape, X, R, D, t_feat, passes, f, rates)
 

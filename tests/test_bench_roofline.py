@@ -4,7 +4,7 @@ import numba
 import numpy as np
 import pytest
 
-from bench import floor_kernels, roofline
+from bench import floor_kernels, roofline_floors
 
 
 def test_key_steps_add_every_values_bin_term_in_every_grid():
@@ -66,11 +66,11 @@ def test_scatter_walk_adds_each_rows_value_at_its_id_in_every_full_group_of_grid
 
 def test_hash_lookups_find_every_key_in_its_home_slot():
     rng = np.random.default_rng(5)
-    table_keys, table_ids = roofline.home_slot_table(rng)
+    table_keys, table_ids = roofline_floors.home_slot_table(rng)
     held = table_ids >= 0
-    assert held.sum() == roofline.TABLE_KEYS
-    assert sorted(table_ids[held]) == list(range(roofline.TABLE_KEYS))
-    pick = rng.integers(0, roofline.TABLE_KEYS, 999)
+    assert held.sum() == roofline_floors.TABLE_KEYS
+    assert sorted(table_ids[held]) == list(range(roofline_floors.TABLE_KEYS))
+    pick = rng.integers(0, roofline_floors.TABLE_KEYS, 999)
     keys = table_keys[held][pick]
     found = np.empty(keys.size, np.int32)
     floor_kernels.hash_lookups(keys, table_keys, table_ids, found, numba.get_num_threads())
@@ -103,9 +103,34 @@ def test_a_cells_core_rates_are_the_best_of_its_probe_and_the_machines():
             "call_s": 5e-6, "bytes_per_s": 3e10, "fresh_bytes_per_s": 9e9}
     machine = {"loads_per_s": 4.3e9, "rmw_per_s": 1.9e9, "key_steps_per_s": 1.6e9, "lookups_per_s": 1.2e9,
                "call_s": 3e-6}
-    f = roofline.best_rates(cell, machine)
+    f = roofline_floors.best_rates(cell, machine)
     assert f["loads_per_s"] == 4.3e9 and f["rmw_per_s"] == 1.9e9 and f["lookups_per_s"] == 1.2e9
     assert f["key_steps_per_s"] == 1.7e9  # the cell's own probe was the faster
     assert f["call_s"] == 3e-6
     assert f["bytes_per_s"] == 3e10 and f["fresh_bytes_per_s"] == 9e9
     assert cell["rmw_per_s"] == 1.2e9  # the cell's dict is left as it was
+
+
+def test_a_step_that_outgrows_the_last_level_cache_is_floored_by_a_stream_from_memory(monkeypatch):
+    """The vectors' floor streams over the step's own bytes where they fit in the cache's share, and over
+    at least MEMORY_OVER_LLC caches where they do not (the solve's passes then read memory)."""
+    llc = 8 << 20
+    monkeypatch.setattr(roofline_floors, "cache_bytes", lambda level: llc if level == 3 else None)
+    fits = int(roofline_floors.LLC_SHARE * llc)
+    assert roofline_floors.stream_bytes(fits) == fits
+    assert roofline_floors.stream_bytes(fits + 1) == roofline_floors.MEMORY_OVER_LLC * llc
+    huge = 10 * roofline_floors.MEMORY_OVER_LLC * llc
+    assert roofline_floors.stream_bytes(huge) == huge
+
+
+def test_in_sequence_times_the_three_parts_of_a_pcg_solve_on_its_own_iterates():
+    """The solve's sequence runs on a small RB matrix (one target and several) and times each part."""
+    from bench.roofline import in_sequence
+    from rbrepro.features import RandomBinningFeatures
+
+    X = np.random.default_rng(0).random((300, 4))
+    Z = RandomBinningFeatures(n_grids=8, sigma=0.5, random_state=0).fit_transform_binned(X)
+    for Y in (np.sign(X[:, :1] - 0.5), np.sign(X[:, :3] - 0.5)):
+        times = in_sequence(Z, Y, 0.01, steps=3, repeats=1)
+        assert set(times) == {"gather", "scatter", "update"}
+        assert all(t > 0 for t in times.values())

@@ -199,17 +199,23 @@ def _scatter_vector_groups(ids, v, offsets, out, group):
 
 
 @functools.cache
-def l2_cache_bytes() -> int:
-    """The L2 cache of one core, in bytes, as Linux reports it (DEFAULT_L2_BYTES where it does not)."""
+def cache_bytes(level: int) -> int | None:
+    """The data cache at `level` of cpu0 (a core's own, or the one its cores share), in bytes, as Linux
+    reports it; None where it does not."""
     try:
         for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
-            if (index / "level").read_text().strip() == "2" and "Instruction" not in (index / "type").read_text():
+            if (index / "level").read_text().strip() == str(level) and "Instruction" not in (index / "type").read_text():
                 text = (index / "size").read_text().strip().upper()
                 scale = {"K": 1024, "M": 1024 ** 2}.get(text[-1:], 1)
                 return int(text.rstrip("KM")) * scale
     except (OSError, ValueError):
         pass
-    return DEFAULT_L2_BYTES
+    return None
+
+
+def l2_cache_bytes() -> int:
+    """The L2 cache of one core, in bytes (`cache_bytes`; DEFAULT_L2_BYTES where the system does not say)."""
+    return cache_bytes(2) or DEFAULT_L2_BYTES
 
 
 def group_sizes(n_cols: int) -> tuple[int, ...]:
