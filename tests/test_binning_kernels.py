@@ -113,6 +113,28 @@ def test_gather_and_scatter_match_dense_products(X, n_cols, R):
     np.testing.assert_allclose(Zt.rmatvec(V[:60]), dense_t.T @ V[:60], atol=1e-12)
 
 
+@pytest.mark.parametrize("R", [3, 4, 8, 12, 13, 16, 21])  # below a group; one group; whole passes; a group over
+def test_one_target_gather_adds_each_group_of_four_grids_in_order(X, R):
+    """The one-target gather walks the rows once for two groups of four grids, yet adds as a pass a group
+    does: out = out + ((w_a + w_b) + w_c) + w_d for each whole group in order, then the grids left one by
+    one, unseen bins (-1) left out; the sums agree with that order bit for bit."""
+    from rbrepro.features import _matvec_kernels as kernels
+
+    rb, _ = _fit(X, R=R)
+    Zt = rb.transform_binned(np.vstack([X, X[:30] + 50.0]))
+    w = np.random.default_rng(8).standard_normal(Zt.n_columns)
+    terms = np.where(Zt.ids >= 0, w[np.maximum(Zt.ids, 0)], 0.0)
+    expected = np.zeros(Zt.n_rows)
+    full = R - R % kernels.GRID_GROUP
+    for r0 in range(0, full, kernels.GRID_GROUP):
+        expected = expected + ((((0.0 + terms[r0]) + terms[r0 + 1]) + terms[r0 + 2]) + terms[r0 + 3])
+    for r in range(full, R):
+        expected = expected + terms[r]
+    out = np.empty(Zt.n_rows)
+    kernels.gather_vector(Zt.ids, w, Zt.offsets, out)
+    np.testing.assert_array_equal(out, expected)
+
+
 @pytest.mark.parametrize("R", [3, 12, 13, 17, 33])  # fewer grids than a group; whole groups; one over
 def test_grouped_scatter_sums_each_column_in_row_order(X, R):
     """The scatters walk a group of grids together (4, 8 or 16, `scatter_group`); every column must still

@@ -13,6 +13,9 @@ import numba as nb
 import numpy as np
 
 GRID_GROUP = 4
+#: the one-target gather's groups of GRID_GROUP grids summed in one pass over the rows (`_gather_vector`)
+GATHER_GROUPS_PER_PASS = 2
+assert GATHER_GROUPS_PER_PASS == 2  # _gather_vector spells out its two groups
 #: the sizes of the grid groups the one-target scatters walk together, row by row (`scatter_group`): more
 #: grids a group means more independent read-add-write chains and v read once for more grids, as long
 #: as the group's columns stay in the core's L2. A kernel is compiled per size (the `group == ...` dispatchers). Against 4
@@ -122,6 +125,13 @@ def _plus_seen(a, w, col):
     return a + w[col] if col >= 0 else a
 
 
+@nb.njit(inline="always")
+def _four_grids(w, ids0, ids1, ids2, ids3, i):
+    """((w[ids0[i]] + w[ids1[i]]) + w[ids2[i]]) + w[ids3[i]], the unseen bins left out: one group of
+    GRID_GROUP grids' sum for row i, added in the grids' order."""
+    return _plus_seen(_plus_seen(_plus_seen(_plus_seen(0.0, w, ids0[i]), w, ids1[i]), w, ids2[i]), w, ids3[i])
+
+
 @nb.njit(parallel=True, cache=True)
 def _gather_vector(ids, w, offsets, out, n_threads, touch_limit):
     """gather for one right-hand side (w, out 1-D). GRID_GROUP grids are summed in a register
@@ -130,15 +140,24 @@ def _gather_vector(ids, w, offsets, out, n_threads, touch_limit):
     lo..hi, which numba cannot prove non-negative, every access was wrapped (×1.1-1.4 as long on
     uniform random bins, N = 16,512-47,628, R = 256-1024; the same sums, bit for bit).
 
-    Before each group's rows, a thread reads the next group's slice of w a cache line at a time
+    The rows are walked once for every two groups (GATHER_GROUPS_PER_PASS): out[i] = (out[i] + s) + t
+    with s and t the two groups' sums, the same adds in the same order as one pass a group, with half
+    the loads and stores of out (its block is larger than L1). Min of 15, one process, 2 threads, AMD
+    EPYC Zen 1, against a pass a group: cadata R = 64 0.305 -> 0.221 ms, ijcnn1 R = 64 0.576 -> 0.512,
+    cod_rna_split R = 64 0.740 -> 0.638, cadata / ijcnn1 R = 256 1.162 / 2.424 -> 1.129 / 2.375; a
+    pass for four groups (16 grids: more id streams than the core follows) was slower than two.
+
+    Before each pass, a thread reads the next pass's slice of w a cache line at a time
     (`_touch_lines`, where the slice has at most touch_limit values): a sequential read the core prefetches, where the group's own random loads
     would each wait on a miss for the first row that lands in each line. Min of 30, one process,
-    2 threads, AMD EPYC Zen 1, w just rewritten as a CG step's direction rewrites it: ijcnn1
-    R = 64 / 256 / 1024 0.717 / 3.173 / 12.73 -> 0.696 / 3.072 / 11.98 ms, cadata R = 256 1.484 ->
+    2 threads, AMD EPYC Zen 1, w just rewritten as a CG step's direction rewrites it (a pass a group):
+    ijcnn1 R = 64 / 256 / 1024 0.717 / 3.173 / 12.73 -> 0.696 / 3.072 / 11.98 ms, cadata R = 256 1.484 ->
     1.377, cod_rna_split (w in L2 already) 3.054 -> 3.033. Returns the sum of the lines read,
     which no caller needs (it keeps the reads from being compiled away)."""
     n_grids, n = ids.shape
     n_blocks, block = _row_blocks(n, n_threads)
+    span = GRID_GROUP * GATHER_GROUPS_PER_PASS
+    n_pairs = n_grids - n_grids % span
     n_full = n_grids - n_grids % GRID_GROUP
     touched = 0.0
     for b in nb.prange(n_blocks):
@@ -148,14 +167,17 @@ def _gather_vector(ids, w, offsets, out, n_threads, touch_limit):
         rows = hi - lo
         for i in range(rows):
             o[i] = 0.0
-        seen = _touch_lines(w, offsets[0], offsets[min(n_grids, GRID_GROUP)], touch_limit)
-        for r0 in range(0, n_full, GRID_GROUP):
-            seen += _touch_lines(w, offsets[min(n_grids, r0 + GRID_GROUP)], offsets[min(n_grids, r0 + 2 * GRID_GROUP)],
-                                 touch_limit)
-            ids0, ids1, ids2, ids3 = ids[r0, lo:hi], ids[r0 + 1, lo:hi], ids[r0 + 2, lo:hi], ids[r0 + 3, lo:hi]
-            for i in range(rows):  # the group's grids in order
-                o[i] += _plus_seen(_plus_seen(_plus_seen(_plus_seen(0.0, w, ids0[i]), w, ids1[i]), w, ids2[i]),
-                                   w, ids3[i])
+        seen = _touch_lines(w, offsets[0], offsets[min(n_grids, span)], touch_limit)
+        for r0 in range(0, n_pairs, span):
+            seen += _touch_lines(w, offsets[min(n_grids, r0 + span)], offsets[min(n_grids, r0 + 2 * span)], touch_limit)
+            a0, a1, a2, a3 = ids[r0, lo:hi], ids[r0 + 1, lo:hi], ids[r0 + 2, lo:hi], ids[r0 + 3, lo:hi]
+            b0, b1, b2, b3 = ids[r0 + 4, lo:hi], ids[r0 + 5, lo:hi], ids[r0 + 6, lo:hi], ids[r0 + 7, lo:hi]
+            for i in range(rows):
+                o[i] = (o[i] + _four_grids(w, a0, a1, a2, a3, i)) + _four_grids(w, b0, b1, b2, b3, i)
+        for r0 in range(n_pairs, n_full, GRID_GROUP):  # a last whole group, as above
+            a0, a1, a2, a3 = ids[r0, lo:hi], ids[r0 + 1, lo:hi], ids[r0 + 2, lo:hi], ids[r0 + 3, lo:hi]
+            for i in range(rows):
+                o[i] += _four_grids(w, a0, a1, a2, a3, i)
         for r in range(n_full, n_grids):
             ids_r = ids[r, lo:hi]
             for i in range(rows):
