@@ -79,8 +79,23 @@ def _read_modify_writes(ids, values, tables, lanes):
                 table[share[q * lanes + k]] += x
 
 
+#: the grids' ids the gather's walks stream together: one group of 4 a pass (several targets) or two
+#: (one target, `_matvec_kernels.GATHER_GROUPS_PER_PASS`); the floor takes the faster
+GATHER_STREAMS = (LANES, 2 * LANES)
+
+
+def gather_walk(ids, table, out, streams: int = LANES) -> None:
+    """`_gather_walk` (4 streams) or `_gather_walk_two_groups` (8), one of GATHER_STREAMS."""
+    if streams == 2 * LANES:
+        _gather_walk_two_groups(ids, table, out)
+    elif streams == LANES:
+        _gather_walk(ids, table, out)
+    else:
+        raise ValueError("streams must be one of GATHER_STREAMS")
+
+
 @nb.njit(parallel=True, cache=True)
-def gather_walk(ids, table, out):
+def _gather_walk(ids, table, out):
     """out[t] = sum of table[ids[r, i]] over every grid r and thread t's block of rows: the walk of the
     gather (grid-major ids, 4 grids' rows streamed together, one contiguous block of rows per thread)
     with every load an L1 hit, in 4 independent accumulators."""
@@ -96,6 +111,26 @@ def gather_walk(ids, table, out):
                 a1 += table[ids1[i]]
                 a2 += table[ids2[i]]
                 a3 += table[ids3[i]]
+        out[t] = a0 + a1 + a2 + a3
+
+
+@nb.njit(parallel=True, cache=True)
+def _gather_walk_two_groups(ids, table, out):
+    """`_gather_walk` with 8 grids' rows streamed together (the one-target gather's pass), into 4
+    independent accumulators; grids past the last whole 8 are left out."""
+    n_grids, n = ids.shape
+    n_threads = out.shape[0]
+    for t in nb.prange(n_threads):
+        a0 = a1 = a2 = a3 = 0.0
+        lo, hi = _thread_share(t, n, n_threads)
+        for r0 in range(0, n_grids - n_grids % (2 * LANES), 2 * LANES):
+            ids0, ids1, ids2, ids3 = ids[r0, lo:hi], ids[r0 + 1, lo:hi], ids[r0 + 2, lo:hi], ids[r0 + 3, lo:hi]
+            ids4, ids5, ids6, ids7 = ids[r0 + 4, lo:hi], ids[r0 + 5, lo:hi], ids[r0 + 6, lo:hi], ids[r0 + 7, lo:hi]
+            for i in range(hi - lo):
+                a0 += table[ids0[i]] + table[ids4[i]]
+                a1 += table[ids1[i]] + table[ids5[i]]
+                a2 += table[ids2[i]] + table[ids6[i]]
+                a3 += table[ids3[i]] + table[ids7[i]]
         out[t] = a0 + a1 + a2 + a3
 
 

@@ -3,7 +3,8 @@
 The floors are measured in the same process, with the same threads, by kernels that do only what a
 part must do, on data of the part's own shape:
 - indirect loads: stream as many int32 ids as the part reads (N R) and add table[id] from a table that
-  fits in L1 (the gather Z p at its best: every load a cache hit, the ids streamed from wherever they live);
+  fits in L1 (the gather Z p at its best: every load a cache hit, the ids streamed from wherever they live,
+  4 or 8 grids' ids together as the gather streams them, the faster);
 - read-modify-writes: stream those ids, one value per group of 4 or 8 ids (as the scatter reads v once
   per group of 4 grids, or of 8 where grids are narrow), and do table[id] += value into a per-thread
   L1-sized table (the scatter Z^T v at its best: the faster of the two group sizes);

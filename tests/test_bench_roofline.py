@@ -41,13 +41,14 @@ def test_read_modify_writes_add_each_groups_value_at_its_ids(lanes):
     np.testing.assert_allclose(tables.sum(axis=0), want, rtol=1e-12)
 
 
-def test_gather_walk_sums_the_table_at_every_id_of_every_full_group_of_grids():
+@pytest.mark.parametrize("streams", [4, 8])
+def test_gather_walk_sums_the_table_at_every_id_of_every_full_group_of_grids(streams):
     rng = np.random.default_rng(3)
-    ids = rng.integers(0, 64, (10, 333), dtype=np.int32)  # 10 grids: two groups of 4, two grids left over
+    ids = rng.integers(0, 64, (2 * streams + 2, 333), dtype=np.int32)  # two whole walks, two grids left over
     table = rng.random(64)
     out = np.empty(numba.get_num_threads())
-    floor_kernels.gather_walk(ids, table, out)
-    np.testing.assert_allclose(out.sum(), table[ids[:8]].sum(), rtol=1e-12)
+    floor_kernels.gather_walk(ids, table, out, streams)
+    np.testing.assert_allclose(out.sum(), table[ids[:2 * streams]].sum(), rtol=1e-12)
 
 
 @pytest.mark.parametrize("lanes", [4, 8])
