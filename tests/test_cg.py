@@ -98,3 +98,24 @@ def test_the_preconditioned_step_kernels_equal_their_numpy_reference(C):
     k.direction(out, P, Rk, inv_diag, beta, pp)
     np.testing.assert_allclose(out, inv_diag[:, None] * Rk + beta * P, rtol=1e-14)
     np.testing.assert_allclose(pp, np.einsum("ij,ij->j", out, out), rtol=1e-12)
+
+
+def test_the_preconditioner_taken_on_the_diagonals_levels_equals_it_entry_by_entry(problem):
+    """RB's diagonal comes as levels (each bin count, scaled) and an index: levels[index] is the diagonal
+    bit for bit, and the preconditioner taken once a level is the one taken column by column; a dense
+    operator (no levels) takes the same formula on its diagonal."""
+    from rbrepro.solvers import cg
+
+    Z, dense, _ = problem
+    levels, index = Z.gram_diagonal_levels()
+    assert len(levels) < Z.n_columns  # few distinct counts: the levels path is the one taken
+    np.testing.assert_array_equal(levels[index], Z.gram_diagonal())
+    for lam in (0.0, 0.01, 1.0):
+        direct = cg._inverse_power(Z.gram_diagonal(), lam)
+        np.testing.assert_allclose(cg._preconditioner(Z, lam), direct, rtol=1e-15, atol=0)
+        np.testing.assert_allclose(cg._preconditioner(dense, lam), cg._inverse_power((dense ** 2).sum(0), lam),
+                                   rtol=1e-15, atol=0)
+    few = Z.rows(np.arange(Z.n_rows) < 40)  # 40 rows leave most columns empty: a zero diagonal, lam = 0
+    empty = few.gram_diagonal() == 0
+    assert empty.any() and (cg._preconditioner(few, 0.0)[empty] == 1.0).all()
+    np.testing.assert_allclose(cg._preconditioner(few, 0.0), cg._inverse_power(few.gram_diagonal(), 0.0), rtol=1e-15)

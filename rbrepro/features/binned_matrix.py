@@ -163,6 +163,15 @@ class BinnedMatrix:
         """diag(Z^T Z): each column's bin count / R (solvers.operator), scaled as `rmatvec` scales."""
         return self.column_counts() * self.scale * self.scale
 
+    def gram_diagonal_levels(self) -> tuple[np.ndarray, np.ndarray]:
+        """diag(Z^T Z) as (levels, index) with levels[index] equal to `gram_diagonal()`, bit for bit: levels
+        holds each bin count 0 ... the largest, scaled as `gram_diagonal` scales them, index each column's
+        count. A function of the diagonal entry by entry (PCG's preconditioner, whose power took 10 ms a
+        solve on ijcnn1's D = 427,637 at R = 256) then costs one evaluation a level and a gather."""
+        counts = self.column_counts()
+        top = int(counts.max(initial=0))
+        return np.arange(top + 1, dtype=np.float64) * self.scale * self.scale, counts.astype(np.intp)
+
     def rows(self, mask: np.ndarray) -> BinnedMatrix:
         """The rows `mask` selects (a copy of their ids), the same columns: a column none of them
         holds stays, empty (solvers.operator)."""

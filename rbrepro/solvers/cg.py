@@ -59,8 +59,20 @@ def apply_normal(Z, P: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _preconditioner(Z, lam: float) -> np.ndarray:
-    """(diag(Z^T Z) + lam)^-PRECONDITIONER_POWER, the PCG preconditioner (1 where the diagonal is 0)."""
-    diag = gram_diagonal(Z) + lam
+    """(diag(Z^T Z) + lam)^-PRECONDITIONER_POWER, the PCG preconditioner (1 where the diagonal is 0); taken
+    on the diagonal's levels where the operator has fewer of them than columns (`gram_diagonal_levels`,
+    solvers.operator): the same values, each level's power taken once."""
+    Z = as_operator(Z)
+    if hasattr(Z, "gram_diagonal_levels"):
+        levels, index = Z.gram_diagonal_levels()
+        if len(levels) < len(index):
+            return np.take(_inverse_power(levels, lam), index)
+    return _inverse_power(Z.gram_diagonal(), lam)
+
+
+def _inverse_power(diag: np.ndarray, lam: float) -> np.ndarray:
+    """(diag + lam)^-PRECONDITIONER_POWER entry by entry, 1 where diag + lam is not positive."""
+    diag = diag + lam
     return np.ascontiguousarray(np.where(diag > 0, diag, 1.0) ** -PRECONDITIONER_POWER, dtype=np.float64)
 
 

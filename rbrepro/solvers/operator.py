@@ -12,6 +12,9 @@ they exist (it asks with `hasattr`):
   operator's buffers from step to step (Random Binning's `BinnedMatrix`: Z^T Z p is never stored);
 - `gram_apply(P, lam)`: (Z^T Z + lam I) P for a block P (D x C), as (AP, per-column p^T A p): a whole CG
   step in one call (rbrepro.distributed's operator reduces it from the workers that hold the rows);
+- `gram_diagonal_levels()`: (levels, index) with levels[index] = `gram_diagonal()`, where the diagonal
+  takes few distinct values (Random Binning: bin counts), so that a function of it entry by entry (PCG's
+  preconditioner) is evaluated once a level;
 - `one_value_columns()`: (ids, offsets, value) when every row holds the same number of entries of
   one value, stored as column ids (Random Binning), for coordinate descent by columns;
 - `rows(mask)`: the operator of the rows a boolean mask selects, with the same columns (a held-out
