@@ -516,3 +516,38 @@ def test_dense_rows_keyed_either_way_give_the_same_bins(zeros, monkeypatch):
         np.testing.assert_array_equal(got[0], dense[0])
         assert got[1:3] == dense[1:3]
         np.testing.assert_array_equal(got[3], dense[3])
+
+
+@pytest.mark.parametrize("keep", ["none", "first and last", "most", "all"])
+def test_taking_rows_of_the_grid_major_ids_equals_numpy(keep):
+    """`BinnedMatrix.rows` copies the kept rows' ids grid by grid (`take_rows`), as np.take along the rows'
+    axis does, unseen bins (-1) included; the columns stay."""
+    from rbrepro.features import BinnedMatrix
+    from rbrepro.features._rows_kernels import reference_take_rows
+
+    rng = np.random.default_rng(11)
+    n = 1001
+    ids = rng.integers(-1, 50, (13, n)).astype(np.int32)
+    mask = {"none": np.zeros(n, bool), "first and last": np.isin(np.arange(n), [0, n - 1]),
+            "most": rng.random(n) < 0.9, "all": np.ones(n, bool)}[keep]
+    Z = BinnedMatrix(ids, np.arange(0, 14 * 50, 50))
+    kept = Z.rows(mask)
+    np.testing.assert_array_equal(kept.ids, reference_take_rows(ids, np.flatnonzero(mask)))
+    assert kept.ids.flags.c_contiguous and kept.shape == (int(mask.sum()), Z.n_columns)
+
+
+def test_the_kept_rows_counts_are_their_own_when_the_parents_are_known():
+    """Where the parent's column counts are known and most rows are kept, `rows` gives the kept rows'
+    counts as the parent's less those of the rows left out: equal to counting the kept rows afresh."""
+    from rbrepro.features import BinnedMatrix
+
+    rng = np.random.default_rng(12)
+    ids = rng.integers(-1, 40, (9, 777)).astype(np.int32)
+    offsets = np.arange(0, 10 * 40, 40)
+    for share in (0.9, 0.3):
+        Z = BinnedMatrix(ids, offsets)
+        Z.column_counts()  # known, as after a fit
+        mask = rng.random(777) < share
+        kept = Z.rows(mask)
+        fresh = BinnedMatrix(kept.ids.copy(), offsets).column_counts()
+        np.testing.assert_array_equal(kept.column_counts(), fresh)
