@@ -1,4 +1,4 @@
-"""The floor kernels of `bench.roofline`: each does only what a part of RB's CG step or featurization
+"""The floor kernels of `bench.roofline` (probed in `bench.roofline_floors`): each does only what a part of RB's CG step or featurization
 must do, on data in L1, so that its rate is the machine's own (tests/test_bench_roofline.py checks each
 against plain numpy)."""
 
@@ -10,7 +10,7 @@ import numpy as np
 from rbrepro.features._binning_kernels import MAGIC, MAGIC_BITS, find_column
 from rbrepro.features._matvec_kernels import GROUP_SIZES
 
-LANES = 4  # independent accumulators of the load floors, as the gather walks 4 grids together
+LANES = 4  # independent accumulators of the load floors, as the gather sums a group of 4 grids
 #: the scatter's group sizes: its floors take the faster (the scatters walk as many grids as fit the L2)
 SCATTER_LANES = GROUP_SIZES
 

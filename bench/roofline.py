@@ -75,7 +75,7 @@ from rbrepro.data.load import load_dataset
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.features import _binning_kernels as bk
 from rbrepro.features.random_binning import key_rows
-from rbrepro.memory import available_memory_bytes
+from rbrepro.memory import available_memory_bytes, fault_in
 from rbrepro.solvers import _cg_kernels as ck
 from rbrepro.solvers import ridge_cg
 from rbrepro.solvers.cg import PRECONDITIONER_POWER
@@ -112,7 +112,7 @@ def parts(Z, Y: np.ndarray, lam: float) -> dict:
     out = {"alone": {"gather": best(lambda: Z.normal_gather(P, work)),
                      "scatter": best(lambda: Z.normal_update(work, P, lam, alpha, W, Rk, m)),
                      "update": best(lambda: ck.direction(P_next, P, Rk, m, beta, pp))},
-           "update_calls": 1, "group": work.group}
+           "update_calls": 1, "group": work.group, "scratch_bytes": work.acc.nbytes}
     out.update(in_sequence(Z, Y, lam))
     short = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS, tol=1e-300, preconditioned=True), repeats=3)
     long = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS + MORE_STEPS, tol=1e-300, preconditioned=True), repeats=3)
@@ -126,17 +126,19 @@ def in_sequence(Z, Y: np.ndarray, lam: float, steps: int = MORE_STEPS, repeats: 
     runs them, one after the other on its own iterates (`ridge_cg`'s split step, every column active):
     each part finds the vectors where the part before left them, which at most shapes is memory, since
     every step streams the ids twice. The mean over `steps` steps, the best of `repeats` solves (the first
-    compiles and faults in)."""
+    compiles and faults in). As in ridge_cg, the new arrays are faulted in before the loop, and the
+    operator's step buffers are made by an untimed gather, so no part pays a first touch."""
     D, C = Z.n_columns, Y.shape[1]
     m = np.ascontiguousarray((Z.gram_diagonal() + lam) ** -PRECONDITIONER_POWER)
     B = Z.rmatvec(Y.reshape(Z.n_rows, C))
     spent = {"gather": [], "scatter": [], "update": []}
     for _ in range(repeats + 1):
-        W, Rk = np.zeros((D, C)), B.copy()
+        W, Rk = fault_in(np.zeros((D, C))), B.copy()
         P = Rk * m[:, None]
-        P_next = np.empty_like(P) if C == 1 else P
+        P_next = fault_in(np.empty_like(P)) if C == 1 else P
         rz, pp = np.einsum("ij,ij->j", Rk, P), np.einsum("ij,ij->j", P, P)
-        work, took = None, dict.fromkeys(spent, 0.0)
+        work, _ = Z.normal_gather(P)  # the step buffers, made and faulted in outside the timed steps
+        took = dict.fromkeys(spent, 0.0)
         for _ in range(steps):
             t0 = time.perf_counter()
             work, zp = Z.normal_gather(P, work)
@@ -201,12 +203,13 @@ def measure(name: str, R: int, data, Y: np.ndarray, machine: dict) -> None:
         return
     t = parts(Z, Y, lam)
     passes = featurize_passes(features, X)
-    # the new direction reads Rk, P and M (D long) and writes P_next (P itself for several targets); its
-    # working set: those arrays. The scatter's update reads P, W, Rk and M and writes W and Rk
+    # the new direction reads Rk, P and M (D long) and writes P_next (P itself for several targets); the
+    # scatter's update reads P, W, Rk and M and writes W and Rk
     vector_bytes = 8 * D * (4 * C + 1)
-    # in the solve, every pass over the vectors follows a pass over the ids (4 N R bytes): the bandwidth is
-    # the stream's over as many bytes as a step touches, the vectors (their distinct arrays), the ids and V
-    step_bytes = 8 * D * ((4 if C == 1 else 3) * C + 1) + 4 * N * R + 8 * N * C
+    # in the solve, every pass over the vectors follows a pass over the ids (4 N R bytes): the bandwidth of
+    # every floor that counts bytes is the stream's over as many bytes as a step touches, the vectors (their
+    # distinct arrays), the ids, V and the scatter's scratch
+    step_bytes = 8 * D * ((4 if C == 1 else 3) * C + 1) + 4 * N * R + 8 * N * C + t["scratch_bytes"]
     f = best_rates(floors(stream_bytes(step_bytes), 4 * N * R), machine)
     s = streamed(N, R, C, f)
     bw = f["bytes_per_s"]

@@ -168,7 +168,7 @@ def streamed(N: int, R: int, C: int, f: dict) -> dict:
     for C targets each id's C loads or updates are counted at the cores' own rate, where they, not the
     stream, are the longer. The gather's walk is timed with 4 and 8 grids' ids streamed together
     ("loads": the faster); the scatter's at each of its group sizes ("rmw" maps the group size to its
-    seconds)."""
+    seconds). A walk covers its whole groups of grids; its time is scaled to all R."""
     rng = np.random.default_rng(1)
     threads = nb.get_num_threads()
     table, out = rng.random(L1_DOUBLES), np.empty(threads)
@@ -178,10 +178,11 @@ def streamed(N: int, R: int, C: int, f: dict) -> dict:
         rows = R - R % lanes
         ids = (rng.integers(0, L1_DOUBLES // lanes, (rows, N), dtype=np.int32)
                + part_offsets(rows, lanes)[:, None]).astype(np.uint32)
+        whole = R / max(rows, 1)  # a walk covers the grids of its whole groups: its time scaled to all R
         if lanes in GATHER_STREAMS:  # the faster of the walks (a pass a group, or two groups a pass)
-            seconds = max(best(lambda: gather_walk(ids, table, out, lanes)), N * R * C / f["loads_per_s"])
+            seconds = max(whole * best(lambda: gather_walk(ids, table, out, lanes)), N * R * C / f["loads_per_s"])
             walked["loads"] = min(walked.get("loads", float("inf")), seconds)
         if lanes in SCATTER_LANES:
-            walked.setdefault("rmw", {})[lanes] = max(best(lambda: scatter_walk(ids, values, tables, lanes)),
+            walked.setdefault("rmw", {})[lanes] = max(whole * best(lambda: scatter_walk(ids, values, tables, lanes)),
                                                       N * R * C / f["rmw_per_s"])
     return walked

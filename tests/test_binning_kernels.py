@@ -518,6 +518,12 @@ def test_dense_rows_keyed_either_way_give_the_same_bins(zeros, monkeypatch):
         np.testing.assert_array_equal(got[3], dense[3])
 
 
+def _grid_ids(rng, offsets, n):
+    """Ids of n rows, grid r's in its own columns offsets[r] ... offsets[r + 1] - 1, a tenth unseen (-1)."""
+    ids = np.column_stack([rng.integers(lo, hi, n) for lo, hi in zip(offsets[:-1], offsets[1:])]).T
+    return np.where(rng.random(ids.shape) < 0.1, -1, ids).astype(np.int32)
+
+
 @pytest.mark.parametrize("keep", ["none", "first and last", "most", "all"])
 def test_taking_rows_of_the_grid_major_ids_equals_numpy(keep):
     """`BinnedMatrix.rows` copies the kept rows' ids grid by grid (`take_rows`), as np.take along the rows'
@@ -527,7 +533,7 @@ def test_taking_rows_of_the_grid_major_ids_equals_numpy(keep):
 
     rng = np.random.default_rng(11)
     n = 1001
-    ids = rng.integers(-1, 50, (13, n)).astype(np.int32)
+    ids = _grid_ids(rng, np.arange(0, 14 * 50, 50), n)
     mask = {"none": np.zeros(n, bool), "first and last": np.isin(np.arange(n), [0, n - 1]),
             "most": rng.random(n) < 0.9, "all": np.ones(n, bool)}[keep]
     Z = BinnedMatrix(ids, np.arange(0, 14 * 50, 50))
@@ -542,8 +548,8 @@ def test_the_kept_rows_counts_are_their_own_when_the_parents_are_known():
     from rbrepro.features import BinnedMatrix
 
     rng = np.random.default_rng(12)
-    ids = rng.integers(-1, 40, (9, 777)).astype(np.int32)
     offsets = np.arange(0, 10 * 40, 40)
+    ids = _grid_ids(rng, offsets, 777)
     for share in (0.9, 0.3):
         Z = BinnedMatrix(ids, offsets)
         Z.column_counts()  # known, as after a fit
@@ -551,3 +557,23 @@ def test_the_kept_rows_counts_are_their_own_when_the_parents_are_known():
         kept = Z.rows(mask)
         fresh = BinnedMatrix(kept.ids.copy(), offsets).column_counts()
         np.testing.assert_array_equal(kept.column_counts(), fresh)
+
+
+def test_counting_some_rows_bins_equals_numpy_and_rows_refuses_a_mask_that_is_not_one():
+    """`count_rows` counts the given rows' bins grid by grid (unseen bins left out), as np.bincount does;
+    `rows` takes only a boolean mask of every row (an integer or short mask would count the wrong rows)."""
+    from rbrepro.errors import InvalidParameter
+    from rbrepro.features import BinnedMatrix
+    from rbrepro.features._rows_kernels import count_rows, reference_count_rows
+
+    rng = np.random.default_rng(13)
+    offsets = np.arange(0, 8 * 30, 30)
+    ids = _grid_ids(rng, offsets, 500)
+    rows = np.flatnonzero(rng.random(500) < 0.2)
+    out = np.full(offsets[-1], np.nan)
+    count_rows(ids, rows, offsets, out)
+    np.testing.assert_array_equal(out, reference_count_rows(ids, rows, offsets[-1]))
+    Z = BinnedMatrix(ids, offsets)
+    for bad in (np.ones(500, int), np.ones(499, bool), np.ones((500, 1), bool)):
+        with pytest.raises(InvalidParameter, match="boolean mask of the 500 rows"):
+            Z.rows(bad)

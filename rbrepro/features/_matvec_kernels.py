@@ -48,8 +48,10 @@ def gather(ids, W, out):
 
 def gather_vector(ids, w, offsets, out):
     """`gather` for one right-hand side (w, out 1-D; `_gather_vector`); offsets: the grids' first columns
-    (`BinnedMatrix.offsets`), which say where each group's slice of w lies. A slice is read ahead only
-    where it fits GROUP_CACHE_SHARE of the L2 cache (more would push out the group before it)."""
+    (`BinnedMatrix.offsets`), which say where each pass's slice of w lies (two groups of grids). A slice is
+    read ahead only where it fits GROUP_CACHE_SHARE of the L2 cache (more would push out the slice before
+    it): a pass's slice is two groups', so grids wider than a quarter of that share are not read ahead,
+    where a group's alone would have been."""
     touch_limit = int(GROUP_CACHE_SHARE * l2_cache_bytes()) // max(w.itemsize, 1)
     _gather_vector(ids, w, offsets, out, nb.get_num_threads(), touch_limit)
 

@@ -14,8 +14,9 @@ import numba as nb
 import numpy as np
 import scipy.sparse as sp
 
+from rbrepro.errors import InvalidParameter
 from rbrepro.features import _matvec_kernels as kernels
-from rbrepro.features._rows_kernels import take_rows
+from rbrepro.features._rows_kernels import count_rows, take_rows
 from rbrepro.features._squares_kernels import column_squares
 from rbrepro.memory import fault_in
 
@@ -152,8 +153,9 @@ class BinnedMatrix:
 
     def column_counts(self) -> np.ndarray:
         """S^T 1: each column's rows (its bin's count), as float64 (exact below 2^53), counted once by the
-        one-target scatter and kept: the fit reads it for kappa, PCG for its preconditioner. ids are
-        never changed after construction (`rows` makes a new matrix)."""
+        one-target scatter and kept (or given by `rows`, from the matrix it took its rows from): the fit
+        reads it for kappa, PCG for its preconditioner. ids are never changed after construction (`rows`
+        makes a new matrix)."""
         if self._column_counts is None:
             counts = fault_in(np.empty(self.n_columns))
             kernels.scatter_vector(self.ids, np.ones(self.n_rows), self.offsets, counts)
@@ -171,23 +173,26 @@ class BinnedMatrix:
         solve on ijcnn1's D = 427,637 at R = 256) then costs one evaluation a level and a gather."""
         counts = self.column_counts()
         top = int(counts.max(initial=0))
-        return np.arange(top + 1, dtype=np.float64) * self.scale * self.scale, counts.astype(np.intp)
+        return np.arange(top + 1, dtype=np.float64) * self.scale * self.scale, counts.astype(np.int32)
 
     def rows(self, mask: np.ndarray) -> BinnedMatrix:
         """The rows `mask` selects (a copy of their ids, `take_rows`), the same columns: a column none of
         them holds stays, empty (solvers.operator)."""
-        kept = self._taken(np.flatnonzero(mask))
-        if self._column_counts is not None and 2 * kept.n_rows > self.n_rows:
-            # most rows kept, their counts known: the counts less those of the rows left out (exact: integers
-            # in float64), one scatter over the few rows, not over the many
-            kept._column_counts = self._column_counts - self._taken(np.flatnonzero(~np.asarray(mask))).column_counts()
-        return kept
-
-    def _taken(self, rows: np.ndarray) -> BinnedMatrix:
-        """The rows `rows` (increasing), a new matrix on the same columns."""
+        mask = np.asarray(mask)
+        if mask.dtype != bool or mask.shape != (self.n_rows,):
+            raise InvalidParameter(f"rows: a boolean mask of the {self.n_rows} rows is needed, got {mask.dtype} "
+                                   f"of shape {mask.shape}")
+        rows = np.flatnonzero(mask)
         ids = fault_in(np.empty((self.n_grids, len(rows)), dtype=self.ids.dtype))
         take_rows(self.ids, rows, ids)
-        return BinnedMatrix(ids, self.offsets)
+        kept = BinnedMatrix(ids, self.offsets)
+        if self._column_counts is not None and 2 * len(rows) > self.n_rows:
+            # most rows kept, their counts known: the counts less those of the rows left out (exact: integers
+            # in float64), counted over the few rows, not the many
+            left_out = np.empty(self.n_columns)
+            count_rows(self.ids, np.flatnonzero(~mask), self.offsets, left_out)
+            kept._column_counts = self._column_counts - left_out
+        return kept
 
     def one_value_columns(self) -> tuple[np.ndarray, np.ndarray, float]:
         """(ids, offsets, value): every row holds n_grids entries of one value (solvers.operator)."""
