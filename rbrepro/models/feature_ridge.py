@@ -390,6 +390,12 @@ class _FeatureRidge(BaseEstimator):
                 # unbalanced labels (0, 1, 2, 2, ...): with balanced ones, rows that share every bin (a tiny
                 # sigma) give Z^T y = 0, CG stops before its first step and that step's kernels stay uncompiled
                 probe.fit(small, np.minimum(np.arange(n), n_classes - 1)).predict(small)
+        # early stopping's held-out split takes rows of the features (and their counts, where known): its own
+        # kernels, which the probe above, without early stopping, does not run
+        Z = probe._transform(small)
+        if hasattr(Z, "rows"):
+            Z.gram_diagonal()
+            Z.rows(np.ones(n, dtype=bool))
 
     def cost(self) -> dict:
         return feature_cost(self)
