@@ -7,23 +7,17 @@ Usage: RBREPRO_MIRROR=../shared/data/libsvm python -m bench.equal_r
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from bench.record import record
+from bench.timing import fastest
 from rbrepro.data.load import load_dataset
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.features.random_fourier import RandomFourierFeatures
 
 
 def best_of(fn, repeats=3):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    return fastest(fn, repeats, warm=False)
 
 
 def main():

@@ -6,8 +6,6 @@ and bench/roofline.py's say what each floor stands for)."""
 
 from __future__ import annotations
 
-import time
-
 import numba as nb
 import numpy as np
 
@@ -24,6 +22,7 @@ from bench.floor_kernels import (
     scatter_walk,
     triad,
 )
+from bench.timing import fastest
 from rbrepro.features import _binning_kernels as bk
 from rbrepro.features._matvec_kernels import cache_bytes, l2_cache_bytes
 from rbrepro.features.random_binning import KEY_BATCH_BYTES
@@ -48,13 +47,8 @@ MEMORY_OVER_LLC = 4
 
 
 def best(fn, repeats: int = REPEATS) -> float:
-    fn()  # compile and fault in
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    """The fastest of `repeats` timed calls, after one that compiles and faults in (`bench.timing`)."""
+    return fastest(fn, repeats)
 
 
 def part_offsets(count: int, lanes: int = LANES) -> np.ndarray:
