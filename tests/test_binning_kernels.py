@@ -79,6 +79,20 @@ def test_grid_batches_do_not_change_the_result(X, monkeypatch, sparse):
     np.testing.assert_array_equal(rb.transform_binned(X).ids, Z_one.ids)
 
 
+@pytest.mark.parametrize("n_rows", [1, 3_000, 35_000, 10**6])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_grid_batches_cover_every_grid_once_csr_batches_a_vector_multiple(n_rows, sparse):
+    """The batches tile 0 ... R in order; a CSR batch (vectorized over its grids) is a multiple of
+    SPARSE_KEY_GRID_MULTIPLE grids unless it is the last or the batch is narrower than one multiple."""
+    for R in (1, 7, 64, 1000, 1024):
+        batches = list(random_binning._grid_batches(R, n_rows, sparse))
+        assert [lo for lo, _ in batches] == [0] + [hi for _, hi in batches[:-1]] and batches[-1][1] == R
+        if sparse:
+            widths = [hi - lo for lo, hi in batches[:-1]]
+            assert all(w % random_binning.SPARSE_KEY_GRID_MULTIPLE == 0 or w < random_binning.SPARSE_KEY_GRID_MULTIPLE
+                       for w in widths)
+
+
 @pytest.mark.parametrize("n_rows", [1, 255, 256, 257, 1000])  # one row; a block less one, exactly one, one more; several
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("sparse", [False, True])
@@ -447,10 +461,12 @@ def test_unsummed_duplicate_entries_bin_like_the_summed_matrix_and_the_input_is_
     np.testing.assert_array_equal(raw.indices, before[1])
 
 
+@pytest.mark.parametrize("direct", [False, True])  # MAGIC's bits (AVX2 hosts), int64 in the loop (AVX-512)
 @pytest.mark.parametrize("scale", [1.0, 1e6, 1e17])  # the exact trick; past EXACT_BINS, bin_term
-def test_key_kernels_give_bin_terms_keys_on_and_past_the_exact_range(scale):
-    """keys_dense and keys_csr take the bin index to int64 through MAGIC's bits where the range allows,
-    else through bin_term: the keys are numpy's, bit for bit, either way (a block mixes both)."""
+def test_key_kernels_give_bin_terms_keys_on_and_past_the_exact_range(scale, direct):
+    """keys_dense and keys_csr take the bin index to int64 through MAGIC's bits or directly in the summing
+    loop where the range allows, else through bin_term: the keys are numpy's, bit for bit, every way (a
+    block mixes both), whichever of the two conversions this host would pick."""
     rng = np.random.default_rng(11)
     n, d, R = 700, 5, 9
     X = rng.standard_normal((n, d)) * scale
@@ -463,13 +479,13 @@ def test_key_kernels_give_bin_terms_keys_on_and_past_the_exact_range(scale):
         for j in range(d):
             want[k] += np.floor((X[:, j] - uT[j, k]) * invT[j, k]).astype(np.int64).astype(np.uint64) * mult[j]
     dense = np.empty((R, n), np.uint64)
-    kernels.keys_dense(X, uT, invT, mult, 64, dense)
+    kernels.keys_dense(X, uT, invT, mult, 64, dense, direct)
     np.testing.assert_array_equal(dense, want)
     Xs = sp.csr_matrix(X)
     zero_terms, zero_keys = np.empty((d, R), np.uint64), np.empty(R, np.uint64)
     kernels.zero_row_terms(uT, invT, mult, zero_terms, zero_keys)
     sparse = np.empty((R, n), np.uint64)
-    kernels.keys_csr(Xs.indptr, Xs.indices, Xs.data, uT, invT, mult, zero_terms, zero_keys, 64, sparse)
+    kernels.keys_csr(Xs.indptr, Xs.indices, Xs.data, uT, invT, mult, zero_terms, zero_keys, 64, sparse, direct)
     np.testing.assert_array_equal(sparse, want)
 
 
