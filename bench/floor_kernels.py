@@ -161,12 +161,13 @@ def _scatter_walk(ids, values, tables, lanes):
 
 
 @nb.njit(parallel=True, cache=True)
-def key_steps(x, u, inv_delta, mult, out):
+def key_steps(x, u, inv_delta, mult, out, direct=False):
     """The key arithmetic of featurization at its best: for every value of thread t's share of x and
-    every grid k, keys[k] += a * floor((x - u[k]) * inv_delta[k]), the bin index taken to int64 through
-    MAGIC's bits as `_binning_kernels`' key kernels take it, on grids whose offsets and widths sit in
-    L1, vectorized over a contiguous run as theirs are (grids here and in keys_csr, a block's rows in
-    keys_dense); out[t] = a checksum, so that nothing is optimized away."""
+    every grid k, keys[k] += a * floor((x - u[k]) * inv_delta[k]), the bin index taken to int64 as
+    `_binning_kernels`' key kernels take it (direct: in the summing loop; else through MAGIC's bits), on
+    grids whose offsets and widths sit in L1, vectorized over a contiguous run as theirs are (grids here
+    and in keys_csr, a block's rows in keys_dense); out[t] = a checksum, so that nothing is optimized
+    away."""
     n_threads, n_grids, n = out.shape[0], u.shape[0], x.shape[0]
     for t in nb.prange(n_threads):
         keys = np.zeros(n_grids, np.uint64)
@@ -176,10 +177,14 @@ def key_steps(x, u, inv_delta, mult, out):
         share = x[lo:hi]  # indexed from 0
         for i in range(share.shape[0]):
             value, a = share[i], mult[(lo + i) & 15]
-            for k in range(n_grids):
-                biased[k] = np.floor((value - u[k]) * inv_delta[k]) + MAGIC
-            for k in range(n_grids):
-                keys[k] += np.uint64(bits[k] - MAGIC_BITS) * a
+            if direct:
+                for k in range(n_grids):
+                    keys[k] += np.uint64(np.int64(np.floor((value - u[k]) * inv_delta[k]))) * a
+            else:
+                for k in range(n_grids):
+                    biased[k] = np.floor((value - u[k]) * inv_delta[k]) + MAGIC
+                for k in range(n_grids):
+                    keys[k] += np.uint64(bits[k] - MAGIC_BITS) * a
         total = np.uint64(0)
         for k in range(n_grids):
             total += keys[k]

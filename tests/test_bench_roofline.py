@@ -7,13 +7,14 @@ import pytest
 from bench import floor_kernels, roofline_floors
 
 
-def test_key_steps_add_every_values_bin_term_in_every_grid():
+@pytest.mark.parametrize("direct", [False, True])  # both of the key kernels' int64 conversions
+def test_key_steps_add_every_values_bin_term_in_every_grid(direct):
     rng = np.random.default_rng(0)
     x, u = rng.normal(size=1001), rng.random(7)
     inv_delta = 1.0 / rng.uniform(0.1, 1.0, 7)
     mult = rng.integers(1, 1 << 62, 16, dtype=np.uint64) | np.uint64(1)
     out = np.empty(numba.get_num_threads(), np.uint64)
-    floor_kernels.key_steps(x, u, inv_delta, mult, out)
+    floor_kernels.key_steps(x, u, inv_delta, mult, out, direct)
     bins = np.floor((x[:, None] - u[None, :]) * inv_delta[None, :]).astype(np.int64).astype(np.uint64)
     terms = bins * mult[np.arange(x.size) & 15][:, None]  # uint64 products wrap mod 2^64, as the keys do
     assert out.sum(dtype=np.uint64) == terms.sum(dtype=np.uint64)
