@@ -221,3 +221,11 @@ def read_stream(b, c):
     for i in nb.prange(b.shape[0]):
         total += b[i] + c[i]
     return total
+
+
+@nb.njit(parallel=True, cache=True)
+def touch_pages(buffer, page):
+    """Write a zero byte at every `page`-th byte of buffer (uint8), the pages split between the threads:
+    how both threads fault in an array's new small pages (bench.page_faults)."""
+    for i in nb.prange(buffer.shape[0] // page):
+        buffer[i * page] = 0

@@ -75,7 +75,7 @@ from rbrepro.data.load import load_dataset
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.features import _binning_kernels as bk
 from rbrepro.features.random_binning import key_rows
-from rbrepro.memory import available_memory_bytes, fault_in
+from rbrepro.memory import available_memory_bytes, small_pages
 from rbrepro.solvers import _cg_kernels as ck
 from rbrepro.solvers import ridge_cg
 from rbrepro.solvers.cg import PRECONDITIONER_POWER
@@ -126,16 +126,18 @@ def in_sequence(Z, Y: np.ndarray, lam: float, steps: int = MORE_STEPS, repeats: 
     runs them, one after the other on its own iterates (`ridge_cg`'s split step, every column active):
     each part finds the vectors where the part before left them, which at most shapes is memory, since
     every step streams the ids twice. The mean over `steps` steps, the best of `repeats` solves (the first
-    compiles and faults in). As in ridge_cg, the new arrays are faulted in before the loop, and the
-    operator's step buffers are made by an untimed gather, so no part pays a first touch."""
+    compiles and faults in). The new arrays are written once before the loop (ridge_cg leaves their first
+    touch to its first step's kernels), and the operator's step buffers are made by an untimed gather, so
+    no part pays a first touch."""
     D, C = Z.n_columns, Y.shape[1]
     m = np.ascontiguousarray((Z.gram_diagonal() + lam) ** -PRECONDITIONER_POWER)
     B = Z.rmatvec(Y.reshape(Z.n_rows, C))
     spent = {"gather": [], "scatter": [], "update": []}
     for _ in range(repeats + 1):
-        W, Rk = fault_in(np.zeros((D, C))), B.copy()
+        W, Rk = small_pages(np.zeros((D, C))), B.copy()
         P = Rk * m[:, None]
-        P_next = fault_in(np.empty_like(P)) if C == 1 else P
+        P_next = small_pages(np.empty_like(P)) if C == 1 else P
+        W.fill(0.0), P_next.fill(0.0)  # their first touch, outside the timed steps
         rz, pp = np.einsum("ij,ij->j", Rk, P), np.einsum("ij,ij->j", P, P)
         work, _ = Z.normal_gather(P)  # the step buffers, made and faulted in outside the timed steps
         took = dict.fromkeys(spent, 0.0)

@@ -17,12 +17,11 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import mmap
 import os
 import threading
 import time
 from pathlib import Path
-
-import numpy as np
 
 from rbrepro.errors import InvalidParameter, RbreproError
 from rbrepro.settings import env_setting
@@ -193,13 +192,15 @@ class PeakMemory:
 
 #: numpy asks for transparent huge pages (madvise) on arrays of at least this many bytes (numpy's alloc.c)
 NUMPY_HUGEPAGE_BYTES = 1 << 22
+#: the base page size madvise's ranges are aligned to
+SMALL_PAGE_BYTES = mmap.PAGESIZE
 _THP = Path("/sys/kernel/mm/transparent_hugepage")
 
 
 @functools.cache
 def _thp_settings(folder: Path) -> tuple[str, int]:
     """(mode line, huge page bytes) of Linux's THP settings in folder, or ("", 0) where it has none: read
-    once per process, since fault_in runs on every mat-vec's output."""
+    once per process, since small_pages runs on every mat-vec's output."""
     try:
         return (folder / "enabled").read_text(), int((folder / "hpage_pmd_size").read_text())
     except (OSError, ValueError):
@@ -221,13 +222,42 @@ def _huge_page_bytes(n_bytes: int) -> int:
     return 0
 
 
-def fault_in(array):
-    """Map a fresh array's huge pages from this thread, one write of a zero byte per page, and return it:
-    for the arrays a parallel kernel writes first. Two threads faulting in huge pages at once took ×12 as
-    long as one thread doing it first (35.8 MB: 42 ms against 3.4 ms, both cores of an AMD EPYC VM, THP on
-    madvise), while without huge pages the threads fault 4 KB pages faster together (9-11 ms against 18):
-    there it does nothing. Only for arrays still uninitialized or zero (it writes zeros), in C order."""
+#: Linux's madvise advice that a range get no transparent huge pages (include/uapi/asm-generic/mman-common.h)
+MADV_NOHUGEPAGE = 15
+
+
+@functools.cache
+def _madvise():
+    """The C library's madvise(addr, length, advice), or None where there is none (looked up once)."""
+    try:
+        madvise = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).madvise
+    except (OSError, AttributeError):
+        return None
+    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    madvise.restype = ctypes.c_int
+    return madvise
+
+
+def _advise_no_huge_pages(start: int, length: int) -> bool:
+    """madvise(start, length, MADV_NOHUGEPAGE); False where it is missing or refused (nothing changes)."""
+    madvise = _madvise()
+    return madvise is not None and madvise(start, length, MADV_NOHUGEPAGE) == 0
+
+
+def small_pages(array):
+    """Ask Linux for base (4 KB) pages over a fresh array's whole pages (MADV_NOHUGEPAGE) and return it: for the
+    large arrays the parallel kernels write first, so that each thread faults in its own pages. A huge page
+    is faulted in by one thread zeroing 2 MB, and on a VM whose host takes freed memory back (virtio free
+    page reporting) that ran ×6 slower than both threads faulting 4 KB pages, where memory the host still
+    held ran ×6 faster; a fit cannot tell which memory it gets, and the kernels' grid-local accesses need no
+    huge pages' reach (bench/page_faults.py measures both). Nothing where the array would get no huge pages
+    (THP off, under numpy's threshold, not Linux), is smaller than a huge page, or is not in C order; the
+    array is never written, so it may already hold data (the advice then only applies to pages not yet
+    faulted in)."""
     page = _huge_page_bytes(array.nbytes)
     if page and array.nbytes >= page and array.flags.c_contiguous:
-        array.reshape(-1).view(np.uint8)[::page] = 0
+        start = array.ctypes.data
+        lo, hi = -(-start // SMALL_PAGE_BYTES) * SMALL_PAGE_BYTES, (start + array.nbytes) // SMALL_PAGE_BYTES * SMALL_PAGE_BYTES
+        if hi > lo:
+            _advise_no_huge_pages(lo, hi - lo)
     return array
