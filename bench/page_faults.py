@@ -1,8 +1,9 @@
-"""New memory's first writes, the two ways a fit could take them: transparent huge pages faulted in by one
-thread, or base (4 KB) pages faulted in by both threads (`rbrepro.memory.small_pages` chooses the second).
+"""New memory's first writes, the ways a fit could take them: transparent huge pages faulted in by one
+thread, base (4 KB) pages faulted in by both threads, and `rbrepro.memory.map_new_pages`, which times its
+first huge page and then takes the faster of the two.
 
-Chunks of new memory are taken in turn, one of each kind, and kept until the end, so both kinds draw on the
-same free memory as it runs out. On a VM whose host takes freed memory back (virtio free page reporting),
+Chunks of new memory are taken in turn, one of each way, and kept until the end, so all draw on the same
+free memory as it runs out. On a VM whose host takes freed memory back (virtio free page reporting),
 what a chunk costs depends on whether the host still held its pages: --idle waits first, so that it has
 taken them back; running right after another program that freed much memory shows the other case.
 
@@ -19,22 +20,40 @@ import numba as nb
 import numpy as np
 
 from bench.floor_kernels import touch_pages
-from rbrepro.memory import NUMPY_HUGEPAGE_BYTES, SMALL_PAGE_BYTES, _huge_page_bytes, small_pages
+from rbrepro.memory import (
+    NUMPY_HUGEPAGE_BYTES,
+    SMALL_PAGE_BYTES,
+    _advise_no_huge_pages,
+    _huge_page_bytes,
+    map_new_pages,
+)
 
 
 def huge_one_thread(n_bytes: int) -> tuple[np.ndarray, float]:
-    """A new array of n_bytes on huge pages (numpy's default where THP allows), faulted in from this thread."""
+    """A new array of n_bytes on huge pages (numpy's default where THP allows), faulted in from this thread,
+    then written by a parallel kernel's threads (as every way here is)."""
     page = _huge_page_bytes(n_bytes) or SMALL_PAGE_BYTES
     t = time.perf_counter()
     a = np.empty(n_bytes, np.uint8)
     a[::page] = 0
+    touch_pages(a, SMALL_PAGE_BYTES)
     return a, time.perf_counter() - t
 
 
 def small_both_threads(n_bytes: int) -> tuple[np.ndarray, float]:
-    """A new array of n_bytes on base pages, faulted in by the threads of a parallel kernel."""
+    """A new array of n_bytes advised off huge pages, its base pages faulted in by a parallel kernel's threads."""
     t = time.perf_counter()
-    a = small_pages(np.empty(n_bytes, np.uint8))
+    a = np.empty(n_bytes, np.uint8)
+    lo = -(-a.ctypes.data // SMALL_PAGE_BYTES) * SMALL_PAGE_BYTES
+    _advise_no_huge_pages(lo, (a.ctypes.data + n_bytes) // SMALL_PAGE_BYTES * SMALL_PAGE_BYTES - lo)
+    touch_pages(a, SMALL_PAGE_BYTES)
+    return a, time.perf_counter() - t
+
+
+def as_a_fit_does(n_bytes: int) -> tuple[np.ndarray, float]:
+    """A new array of n_bytes mapped by map_new_pages, then written by a parallel kernel's threads."""
+    t = time.perf_counter()
+    a = map_new_pages(np.empty(n_bytes, np.uint8))
     touch_pages(a, SMALL_PAGE_BYTES)
     return a, time.perf_counter() - t
 
@@ -48,11 +67,11 @@ def main(argv=None) -> int:
     n_bytes = max(args.mb << 20, NUMPY_HUGEPAGE_BYTES)
     touch_pages(np.zeros(1 << 16, np.uint8), SMALL_PAGE_BYTES)  # compiled outside the timings
     if not _huge_page_bytes(n_bytes):
-        print("bench.page_faults: this system gives numpy's arrays no transparent huge pages; both rows are base pages")
+        print("bench.page_faults: this system gives numpy's arrays no transparent huge pages; every row is base pages")
     time.sleep(args.idle)
-    kept, rates = [], {"huge pages, one thread": [], "base pages, both threads": []}
+    kept, rates = [], {"huge pages, one thread": [], "base pages, both threads": [], "map_new_pages": []}
     for _ in range(args.chunks):
-        for name, take in zip(rates, (huge_one_thread, small_both_threads)):
+        for name, take in zip(rates, (huge_one_thread, small_both_threads, as_a_fit_does)):
             a, seconds = take(n_bytes)
             kept.append(a)
             rates[name].append(n_bytes / seconds / 1e9)

@@ -75,7 +75,7 @@ from rbrepro.data.load import load_dataset
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.features import _binning_kernels as bk
 from rbrepro.features.random_binning import key_rows
-from rbrepro.memory import available_memory_bytes, small_pages
+from rbrepro.memory import available_memory_bytes, map_new_pages
 from rbrepro.solvers import _cg_kernels as ck
 from rbrepro.solvers import ridge_cg
 from rbrepro.solvers.cg import PRECONDITIONER_POWER
@@ -134,9 +134,9 @@ def in_sequence(Z, Y: np.ndarray, lam: float, steps: int = MORE_STEPS, repeats: 
     B = Z.rmatvec(Y.reshape(Z.n_rows, C))
     spent = {"gather": [], "scatter": [], "update": []}
     for _ in range(repeats + 1):
-        W, Rk = small_pages(np.zeros((D, C))), B.copy()
+        W, Rk = map_new_pages(np.zeros((D, C))), B.copy()
         P = Rk * m[:, None]
-        P_next = small_pages(np.empty_like(P)) if C == 1 else P
+        P_next = map_new_pages(np.empty_like(P)) if C == 1 else P
         W.fill(0.0), P_next.fill(0.0)  # their first touch, outside the timed steps
         rz, pp = np.einsum("ij,ij->j", Rk, P), np.einsum("ij,ij->j", P, P)
         work, _ = Z.normal_gather(P)  # the step buffers, made and faulted in outside the timed steps

@@ -23,6 +23,8 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
+
 from rbrepro.errors import InvalidParameter, RbreproError
 from rbrepro.settings import env_setting
 
@@ -200,7 +202,7 @@ _THP = Path("/sys/kernel/mm/transparent_hugepage")
 @functools.cache
 def _thp_settings(folder: Path) -> tuple[str, int]:
     """(mode line, huge page bytes) of Linux's THP settings in folder, or ("", 0) where it has none: read
-    once per process, since small_pages runs on every mat-vec's output."""
+    once per process, since map_new_pages runs on every mat-vec's output."""
     try:
         return (folder / "enabled").read_text(), int((folder / "hpage_pmd_size").read_text())
     except (OSError, ValueError):
@@ -238,26 +240,51 @@ def _madvise():
     return madvise
 
 
+def _clock() -> float:
+    """Seconds from a monotonic clock (time.perf_counter): map_new_pages's probe, faked in tests."""
+    return time.perf_counter()
+
+
 def _advise_no_huge_pages(start: int, length: int) -> bool:
     """madvise(start, length, MADV_NOHUGEPAGE); False where it is missing or refused (nothing changes)."""
     madvise = _madvise()
     return madvise is not None and madvise(start, length, MADV_NOHUGEPAGE) == 0
 
 
-def small_pages(array):
-    """Ask Linux for base (4 KB) pages over a fresh array's whole pages (MADV_NOHUGEPAGE) and return it: for the
-    large arrays the parallel kernels write first, so that each thread faults in its own pages. A huge page
-    is faulted in by one thread zeroing 2 MB, and on a VM whose host takes freed memory back (virtio free
-    page reporting) that ran ×6 slower than both threads faulting 4 KB pages, where memory the host still
-    held ran ×6 faster; a fit cannot tell which memory it gets, and the kernels' grid-local accesses need no
-    huge pages' reach (bench/page_faults.py measures both). Nothing where the array would get no huge pages
-    (THP off, under numpy's threshold, not Linux), is smaller than a huge page, or is not in C order; the
-    array is never written, so it may already hold data (the advice then only applies to pages not yet
-    faulted in)."""
+#: a huge page faulted in slower than this (bytes a second) is memory a VM's host took back: the rest of
+#: the array goes to base pages, which both threads fault in at about this rate (bench/page_faults.py)
+HUGE_PAGE_SLOW_BELOW = 4e9
+
+
+def map_new_pages(array):
+    """Map a fresh array's pages the faster of two ways before the parallel kernel that writes it first, and
+    return it. Where it gets transparent huge pages, this thread faults in its first whole one, timed: a VM
+    whose host takes freed memory back (virtio free page reporting) gives memory whose huge pages fault in
+    at a small fraction of the rate of base pages faulted by both threads, while memory the host still holds
+    faults in at several times that rate, and a fit cannot otherwise tell which it got. Fast: this thread
+    faults in the other huge pages too, one write each (both threads faulting huge pages at once was
+    erratic); slow (under HUGE_PAGE_SLOW_BELOW): the rest is advised off huge pages (MADV_NOHUGEPAGE), so
+    the kernel's threads each fault in their own base pages. `python -m bench.page_faults` measures all
+    three. Nothing where the array gets no huge pages (THP off, under numpy's threshold, not Linux), holds
+    no whole huge page, or is not in C order. Only for arrays still uninitialized or zero: it writes zero
+    bytes."""
     page = _huge_page_bytes(array.nbytes)
-    if page and array.nbytes >= page and array.flags.c_contiguous:
-        start = array.ctypes.data
-        lo, hi = -(-start // SMALL_PAGE_BYTES) * SMALL_PAGE_BYTES, (start + array.nbytes) // SMALL_PAGE_BYTES * SMALL_PAGE_BYTES
+    if not (page and array.flags.c_contiguous):
+        return array
+    start = array.ctypes.data
+    first, end = -(-start // page) * page, start + array.nbytes
+    if first + page > end:
+        return array
+    # each write lands at the array's own offset within a huge page: writing at a huge page's first byte
+    # faulted it in at less than half the rate (64 MB, memory the host held: 5.3 against 2.3 ms)
+    probe = first - start + start % page
+    flat = array.reshape(-1).view(np.uint8)
+    t = _clock()
+    flat[probe] = 0
+    if page / max(_clock() - t, 1e-9) < HUGE_PAGE_SLOW_BELOW:
+        lo, hi = first + page, end // SMALL_PAGE_BYTES * SMALL_PAGE_BYTES
         if hi > lo:
             _advise_no_huge_pages(lo, hi - lo)
+    else:
+        flat[probe + page::page] = 0
     return array

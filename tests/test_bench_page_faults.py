@@ -17,7 +17,7 @@ def test_touch_pages_writes_a_zero_at_each_page_start_and_nothing_else():
 def test_main_prints_a_rate_per_chunk_for_each_kind(capsys):
     assert page_faults.main(["--mb", "4", "--chunks", "2"]) == 0
     out = capsys.readouterr().out
-    for kind in ("huge pages, one thread", "base pages, both threads"):
+    for kind in ("huge pages, one thread", "base pages, both threads", "map_new_pages"):
         line, = (x for x in out.splitlines() if kind in x)
         rates = [float(v) for v in line.split(kind)[1].replace("median", "").split()]
         assert len(rates) == 3 and all(r > 0 for r in rates)

@@ -18,7 +18,7 @@ from rbrepro.errors import InvalidParameter
 from rbrepro.features import _matvec_kernels as kernels
 from rbrepro.features._rows_kernels import count_rows, take_rows
 from rbrepro.features._squares_kernels import column_squares
-from rbrepro.memory import small_pages
+from rbrepro.memory import map_new_pages
 
 
 @dataclass
@@ -93,7 +93,7 @@ class BinnedMatrix:
     def matvec(self, W: np.ndarray) -> np.ndarray:
         """Z W for W of shape (D,) or (D, C)."""
         W2 = np.ascontiguousarray(W.reshape(self.n_columns, -1), dtype=np.float64)
-        out = small_pages(np.empty((self.n_rows, W2.shape[1])))
+        out = map_new_pages(np.empty((self.n_rows, W2.shape[1])))
         if W2.shape[1] == 1:
             kernels.gather_vector(self.ids, W2[:, 0], self.offsets, out[:, 0])
         else:
@@ -104,7 +104,7 @@ class BinnedMatrix:
     def rmatvec(self, V: np.ndarray) -> np.ndarray:
         """Z^T V for V of shape (N,) or (N, C)."""
         V2 = np.ascontiguousarray(V.reshape(self.n_rows, -1), dtype=np.float64)
-        out = small_pages(np.empty((self.n_columns, V2.shape[1])))
+        out = map_new_pages(np.empty((self.n_columns, V2.shape[1])))
         if V2.shape[1] == 1:
             kernels.scatter_vector(self.ids, V2[:, 0], self.offsets, out[:, 0])
         else:
@@ -123,7 +123,7 @@ class BinnedMatrix:
             group = kernels.scatter_group(self.offsets, C)
             acc = (np.empty(self.n_columns) if C == 1
                    else kernels.update_scratch(self.offsets, nb.get_num_threads(), C, group))
-            work = StepBuffers(small_pages(np.empty((self.n_rows, C))), small_pages(acc), group)
+            work = StepBuffers(map_new_pages(np.empty((self.n_rows, C))), map_new_pages(acc), group)
         if C == 1:  # 1-D views: the one-target kernel, which the compiler vectorizes and unrolls
             kernels.gather_vector(self.ids, P.reshape(-1), self.offsets, work.V.reshape(-1))
         else:
@@ -157,7 +157,7 @@ class BinnedMatrix:
         reads it for kappa, PCG for its preconditioner. ids are never changed after construction (`rows`
         makes a new matrix)."""
         if self._column_counts is None:
-            counts = small_pages(np.empty(self.n_columns))
+            counts = map_new_pages(np.empty(self.n_columns))
             kernels.scatter_vector(self.ids, np.ones(self.n_rows), self.offsets, counts)
             self._column_counts = counts
         return self._column_counts
@@ -183,7 +183,7 @@ class BinnedMatrix:
             raise InvalidParameter(f"rows: a boolean mask of the {self.n_rows} rows is needed, got {mask.dtype} "
                                    f"of shape {mask.shape}")
         rows = np.flatnonzero(mask)
-        ids = small_pages(np.empty((self.n_grids, len(rows)), dtype=self.ids.dtype))
+        ids = map_new_pages(np.empty((self.n_grids, len(rows)), dtype=self.ids.dtype))
         take_rows(self.ids, rows, ids)
         kept = BinnedMatrix(ids, self.offsets)
         if self._column_counts is not None and 2 * len(rows) > self.n_rows:

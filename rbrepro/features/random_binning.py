@@ -20,7 +20,7 @@ from rbrepro.errors import InvalidParameter
 from rbrepro.features import _binning_kernels as kernels
 from rbrepro.features.authors_rng import authors_grids
 from rbrepro.features.binned_matrix import BinnedMatrix
-from rbrepro.memory import MemoryLimitError, check_memory, small_pages
+from rbrepro.memory import MemoryLimitError, check_memory, map_new_pages
 from rbrepro.mixing import splitmix64
 from rbrepro.vocabulary import RNGS
 
@@ -226,7 +226,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         process's first fit paid that for 8 N R bytes); each batch overwrites the one before."""
         X = key_rows(X)
         batches = list(_grid_batches(int(self.n_grids), X.shape[0], sp.issparse(X)))
-        buffer = small_pages(np.empty(max((hi - lo for lo, hi in batches), default=0) * X.shape[0], np.uint64))
+        buffer = map_new_pages(np.empty(max((hi - lo for lo, hi in batches), default=0) * X.shape[0], np.uint64))
         for lo, hi in batches:
             yield lo, hi, self._keys(X, lo, hi, buffer)
 
@@ -301,7 +301,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         in its grid (bins numbered in order of first appearance), n_bins (R,) each grid's bins, keys the
         R arrays of each grid's distinct keys in id order."""
         R, n = int(self.n_grids), X.shape[0]
-        ids = small_pages(np.empty((R, n), dtype=np.int32))  # the numbering's threads write it first
+        ids = map_new_pages(np.empty((R, n), dtype=np.int32))  # the numbering's threads write it first
         n_bins = np.empty(R, dtype=np.int64)
         uniq_parts = []
         for lo, hi, keys in self._batched_keys(X):
@@ -333,7 +333,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         table_offsets = np.zeros(R + 1, dtype=np.int64)
         table_offsets[1:] = np.cumsum(_next_pow2(2 * n_bins))
         self._table_offsets = table_offsets
-        self._table_keys = small_pages(np.zeros(table_offsets[-1], dtype=np.uint64))
+        self._table_keys = map_new_pages(np.zeros(table_offsets[-1], dtype=np.uint64))
         self._table_ids = np.full(table_offsets[-1], -1, dtype=np.int32)
         kernels.build_lookup(uniq_flat, col_offsets, table_offsets, self._table_keys, self._table_ids)
         return col_offsets
@@ -365,7 +365,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         X = self._check_X(X, reset=False)
         self._check_bin_range(X)
         R = int(self.n_grids)
-        ids = small_pages(np.empty((R, X.shape[0]), dtype=np.int32))
+        ids = map_new_pages(np.empty((R, X.shape[0]), dtype=np.int32))
         for lo, hi, keys in self._batched_keys(X):
             kernels.lookup_columns(keys, lo, self._table_offsets, self._table_keys, self._table_ids, ids)
         return BinnedMatrix(ids, self.column_offsets_)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rbrepro.errors import InvalidParameter
-from rbrepro.memory import small_pages
+from rbrepro.memory import map_new_pages
 from rbrepro.solvers._cg_kernels import direction, step, step_preconditioned
 from rbrepro.solvers.operator import as_operator
 
@@ -72,7 +72,7 @@ def _preconditioner(Z, lam: float) -> np.ndarray:
 
 def _inverse_power(diag: np.ndarray, lam: float) -> np.ndarray:
     """(diag + lam)^-PRECONDITIONER_POWER entry by entry, 1 where diag + lam is not positive."""
-    out = small_pages(np.empty(len(diag)))
+    out = map_new_pages(np.empty(len(diag)))
     np.add(diag, lam, out=out)
     out[~(out > 0)] = 1.0
     return np.power(out, -PRECONDITIONER_POWER, out=out)
@@ -104,7 +104,7 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
     bnorm = np.sqrt(np.einsum("ij,ij->j", B, B))
     bnorm[bnorm == 0] = 1.0
     if x0 is None:
-        W = small_pages(np.zeros((n_cols, C)))
+        W = map_new_pages(np.zeros((n_cols, C)))
         Rk = np.ascontiguousarray(B)  # B is not needed again (its norm is bnorm): no copy, one D x C array fewer
     else:
         W = np.array(np.asarray(x0, dtype=np.float64).reshape(n_cols, C))
@@ -112,13 +112,13 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
         del B
     inv_diag = _preconditioner(Z, lam) if preconditioned else None
     m = np.empty(0) if inv_diag is None else inv_diag
-    P = small_pages(np.empty_like(Rk))
+    P = map_new_pages(np.empty_like(Rk))
     if preconditioned:
         np.multiply(Rk, inv_diag[:, None], out=P)
     else:
         np.copyto(P, Rk)
     # one target's new direction goes to a second buffer, several targets' over P (_cg_kernels)
-    P_next = small_pages(np.empty_like(P)) if C == 1 else P
+    P_next = map_new_pages(np.empty_like(P)) if C == 1 else P
     rz = np.einsum("ij,ij->j", Rk, P)
     rr = np.einsum("ij,ij->j", Rk, Rk)
     pp = np.einsum("ij,ij->j", P, P)
