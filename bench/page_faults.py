@@ -23,8 +23,8 @@ from bench.floor_kernels import touch_pages
 from rbrepro.memory import (
     NUMPY_HUGEPAGE_BYTES,
     SMALL_PAGE_BYTES,
-    _advise_no_huge_pages,
     _huge_page_bytes,
+    advise_no_huge_pages_within,
     map_new_pages,
 )
 
@@ -44,8 +44,7 @@ def small_both_threads(n_bytes: int) -> tuple[np.ndarray, float]:
     """A new array of n_bytes advised off huge pages, its base pages faulted in by a parallel kernel's threads."""
     t = time.perf_counter()
     a = np.empty(n_bytes, np.uint8)
-    lo = -(-a.ctypes.data // SMALL_PAGE_BYTES) * SMALL_PAGE_BYTES
-    _advise_no_huge_pages(lo, (a.ctypes.data + n_bytes) // SMALL_PAGE_BYTES * SMALL_PAGE_BYTES - lo)
+    advise_no_huge_pages_within(a.ctypes.data, a.ctypes.data + n_bytes)
     touch_pages(a, SMALL_PAGE_BYTES)
     return a, time.perf_counter() - t
 

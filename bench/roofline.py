@@ -137,7 +137,8 @@ def in_sequence(Z, Y: np.ndarray, lam: float, steps: int = MORE_STEPS, repeats: 
         W, Rk = map_new_pages(np.zeros((D, C))), B.copy()
         P = Rk * m[:, None]
         P_next = map_new_pages(np.empty_like(P)) if C == 1 else P
-        W.fill(0.0), P_next.fill(0.0)  # their first touch, outside the timed steps
+        W.fill(0.0)  # their first touch, outside the timed steps
+        P_next.fill(0.0)
         rz, pp = np.einsum("ij,ij->j", Rk, P), np.einsum("ij,ij->j", P, P)
         work, _ = Z.normal_gather(P)  # the step buffers, made and faulted in outside the timed steps
         took = dict.fromkeys(spent, 0.0)

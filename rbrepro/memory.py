@@ -124,13 +124,17 @@ def check_memory(what: str, estimate_bytes: float, limit_gb: float | None = None
 
 
 @functools.cache
-def _malloc_trim():
-    """glibc's malloc_trim, or None where the C library has none (looked up once: find_library runs
-    ldconfig)."""
+def _libc():
+    """The C library, or None where it cannot be loaded (looked up once: find_library runs ldconfig)."""
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    except OSError:
         return None
+
+
+def _malloc_trim():
+    """glibc's malloc_trim, or None where the C library has none."""
+    return getattr(_libc(), "malloc_trim", None)
 
 
 def release_free_memory() -> bool:
@@ -231,12 +235,10 @@ MADV_NOHUGEPAGE = 15
 @functools.cache
 def _madvise():
     """The C library's madvise(addr, length, advice), or None where there is none (looked up once)."""
-    try:
-        madvise = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).madvise
-    except (OSError, AttributeError):
-        return None
-    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    madvise.restype = ctypes.c_int
+    madvise = getattr(_libc(), "madvise", None)
+    if madvise is not None:
+        madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        madvise.restype = ctypes.c_int
     return madvise
 
 
@@ -249,6 +251,15 @@ def _advise_no_huge_pages(start: int, length: int) -> bool:
     """madvise(start, length, MADV_NOHUGEPAGE); False where it is missing or refused (nothing changes)."""
     madvise = _madvise()
     return madvise is not None and madvise(start, length, MADV_NOHUGEPAGE) == 0
+
+
+def advise_no_huge_pages_within(start: int, end: int) -> None:
+    """Advise the whole base pages between the addresses start and end off huge pages (MADV_NOHUGEPAGE):
+    madvise takes page-aligned ranges, so a partial page at either end is left as it is."""
+    lo = -(-start // SMALL_PAGE_BYTES) * SMALL_PAGE_BYTES
+    hi = end // SMALL_PAGE_BYTES * SMALL_PAGE_BYTES
+    if hi > lo:
+        _advise_no_huge_pages(lo, hi - lo)
 
 
 #: a huge page faulted in slower than this (bytes a second) is memory a VM's host took back: the rest of
@@ -282,9 +293,7 @@ def map_new_pages(array):
     t = _clock()
     flat[probe] = 0
     if page / max(_clock() - t, 1e-9) < HUGE_PAGE_SLOW_BELOW:
-        lo, hi = first + page, end // SMALL_PAGE_BYTES * SMALL_PAGE_BYTES
-        if hi > lo:
-            _advise_no_huge_pages(lo, hi - lo)
+        advise_no_huge_pages_within(first + page, end)
     else:
         flat[probe + page::page] = 0
     return array
