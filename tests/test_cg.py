@@ -119,3 +119,99 @@ def test_the_preconditioner_taken_on_the_diagonals_levels_equals_it_entry_by_ent
     empty = few.gram_diagonal() == 0
     assert empty.any() and (cg._preconditioner(few, 0.0)[empty] == 1.0).all()
     np.testing.assert_array_equal(cg._preconditioner(few, 0.0), cg._inverse_power(few.gram_diagonal(), 0.0))
+
+
+def _plain_cg_on_d(monkeypatch):
+    """ridge_cg with the row-space path turned off: plain CG's steps on D."""
+    from rbrepro.solvers import cg
+
+    monkeypatch.setattr(cg, "rows_pay", lambda *shape: False)
+    return cg.ridge_cg
+
+
+@pytest.mark.parametrize("maxit", [1, 2, 5, 12])
+def test_row_space_cg_takes_the_same_steps_as_cg_on_d(problem, monkeypatch, maxit):
+    from rbrepro.solvers.cg import ridge_cg_rows
+
+    Z, _, Y = problem
+    rows = ridge_cg_rows(Z, Y, 0.01, maxit, 1e-14)
+    on_d = _plain_cg_on_d(monkeypatch)(Z, Y, 0.01, maxit, 1e-14)
+    assert rows.iterations == on_d.iterations == maxit
+    np.testing.assert_allclose(rows.coef, on_d.coef, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(rows.relative_residual, on_d.relative_residual, rtol=1e-6)
+
+
+def test_row_space_cg_stops_where_cg_on_d_stops_and_reports_the_true_residual(problem, monkeypatch):
+    from rbrepro.solvers.cg import ridge_cg_rows
+
+    Z, dense, Y = problem
+    rows = ridge_cg_rows(Z, Y, 0.01, 500, 1e-3)
+    on_d = _plain_cg_on_d(monkeypatch)(Z, Y, 0.01, 500, 1e-3)
+    assert rows.converged and rows.iterations == on_d.iterations < 500
+    b = dense.T @ Y
+    r = b - (dense.T @ dense + 0.01 * np.eye(Z.n_columns)) @ rows.coef
+    np.testing.assert_allclose(np.linalg.norm(r, axis=0) / np.linalg.norm(b, axis=0), rows.relative_residual,
+                               rtol=1e-6)
+
+
+def test_plain_cg_runs_in_row_space_only_where_it_pays_and_nothing_else_is_asked(problem, monkeypatch):
+    from rbrepro.solvers import cg
+
+    Z, _, Y = problem
+    calls = []
+    real = cg.ridge_cg_rows
+    monkeypatch.setattr(cg, "ridge_cg_rows", lambda *a: calls.append(a) or real(*a))
+    assert cg.rows_pay(*Z.shape, 2) and not cg.rows_pay(*Z.shape, 1)
+    assert not cg.rows_pay(Z.shape[0], 2 * Z.shape[0], 2)
+    cg.ridge_cg(Z, Y, 0.1, maxit=3)
+    assert len(calls) == 1
+    cg.ridge_cg(Z, Y[:, 0], 0.1, maxit=3)  # one target
+    cg.ridge_cg(Z, Y, 0.1, maxit=3, preconditioned=True)
+    cg.ridge_cg(Z, Y, 0.1, maxit=3, callback=lambda it, W: False)
+    cg.ridge_cg(Z, Y, 0.1, maxit=3, x0=np.zeros((Z.n_columns, 2)))
+    cg.ridge_cg(Z, None, 0.1, maxit=3, rhs=Z.rmatvec(Y))
+    assert len(calls) == 1
+
+
+def test_row_space_cg_has_the_same_bits_on_one_thread_and_two(problem):
+    import numba
+
+    from rbrepro.solvers.cg import ridge_cg_rows
+
+    Z, _, Y = problem
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = ridge_cg_rows(Z, Y, 0.01, 20, 1e-14).coef
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = ridge_cg_rows(Z, Y, 0.01, 20, 1e-14).coef
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(one, two)
+
+
+@pytest.mark.parametrize("C", [1, 3])
+def test_the_row_space_kernels_equal_their_numpy_reference(C):
+    from rbrepro.solvers import _row_cg_kernels as k
+
+    rng = np.random.default_rng(C)
+    from rbrepro.solvers._cg_kernels import ROW_BLOCK
+
+    n = 2 * ROW_BLOCK + 37  # three blocks, the last one short
+    c, s, y, a, z, u = (rng.standard_normal((n, C)) for _ in range(6))
+    alpha, beta, lam = rng.random(C), rng.random(C), 0.3
+    mine = [x.copy() for x in (c, s, y, a, z, u)]
+    sy = np.empty(C)
+    k.rows_step(*mine, alpha, lam, sy)
+    theirs = [x.copy() for x in (c, s, y, a, z, u)]
+    ref_sy = k.reference_rows_step(*theirs, alpha, lam)
+    for got, want in zip(mine, theirs):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(sy, ref_sy, rtol=1e-10)
+    zz, az = np.empty(C), np.empty(C)
+    k.rows_direction(mine[3], mine[4], mine[1], mine[2], beta, zz, az)
+    ref_zz, ref_az = k.reference_rows_direction(theirs[3], theirs[4], theirs[1], theirs[2], beta)
+    np.testing.assert_allclose(mine[3], theirs[3], rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(mine[4], theirs[4], rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(zz, ref_zz, rtol=1e-10)
+    np.testing.assert_allclose(az, ref_az, rtol=1e-10)

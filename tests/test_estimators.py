@@ -195,3 +195,20 @@ def test_warm_up_compiles_every_kernel_of_the_fit_even_when_all_rows_share_a_bin
     before = numba_signatures()
     model.fit(X, y).predict(X)
     assert compiled_since(before) == []
+
+
+def test_warm_up_compiles_the_row_space_cg_of_a_wide_several_class_fit():
+    """Plain CG on a wide Z with several targets runs in row space (solvers.cg.rows_pay), kernels the
+    warm-up's 8 rows would never pick by themselves."""
+    from rbrepro.models.cell import compiled_since, numba_signatures
+    from rbrepro.solvers import cg
+
+    rng = np.random.default_rng(1)
+    X, y = rng.random((200, 4)), rng.integers(0, 3, 200)
+    model = RandomBinningClassifier(n_grids=16, sigma=3.0, lam=0.01, solver="cg", early_stopping=False,
+                                    random_state=0)
+    model.warm_up(X)
+    before = numba_signatures()
+    model.fit(X, y).predict(X)
+    assert cg.rows_pay(200, model.features_.n_bins_, 3)
+    assert compiled_since(before) == []

@@ -112,6 +112,21 @@ class BinnedMatrix:
         out *= self.scale
         return out.reshape((self.n_columns,) + V.shape[1:])
 
+    def row_gram(self, V: np.ndarray, out: np.ndarray, work: np.ndarray | None = None) -> np.ndarray:
+        """out = Z Z^T V for V and out (N, C) C-contiguous (solvers.operator): a scatter into `work`, a
+        (D, C) array kept from call to call (None makes one, returned), then a gather from it."""
+        C = V.shape[1]
+        if work is None or work.shape != (self.n_columns, C):
+            work = map_new_pages(np.empty((self.n_columns, C)))
+        if C == 1:
+            kernels.scatter_vector(self.ids, V.reshape(-1), self.offsets, work.reshape(-1))
+            kernels.gather_vector(self.ids, work.reshape(-1), self.offsets, out.reshape(-1))
+        else:
+            kernels.scatter(self.ids, V, self.offsets, work)
+            kernels.gather(self.ids, work, out)
+        out *= self.scale ** 2
+        return work
+
     def normal_gather(self, P: np.ndarray, work: StepBuffers | None = None) -> tuple[StepBuffers, np.ndarray]:
         """The first half of a CG step on (Z^T Z + lam I) (solvers.operator): V = S P, the 0/1 pattern's
         product (N x C), into `work`, and per column |Z p|^2 = |V|^2 / R, summed in an order fixed by the

@@ -44,7 +44,7 @@ from rbrepro.models.registry import SUBJECT, MethodSpec, method_spec
 from rbrepro.models.ridge_memory import cg_columns_per_pass, solve_memory
 from rbrepro.models.sigma_search import resolve_sigma
 from rbrepro.solver_registry import is_cg, ridge_solvers, solver_spec
-from rbrepro.solvers.cg import ridge_cg
+from rbrepro.solvers.cg import ridge_cg, ridge_cg_rows
 from rbrepro.solvers.operator import DenseOperator, as_operator
 from rbrepro.solvers.stopping import (
     PATIENCE,
@@ -396,6 +396,8 @@ class _FeatureRidge(BaseEstimator):
         if hasattr(Z, "rows"):
             Z.gram_diagonal()
             Z.rows(np.ones(n, dtype=bool))
+        if hasattr(Z, "row_gram"):  # plain CG in row space (a wide Z, several targets), which 8 rows never pick
+            ridge_cg_rows(Z, np.ones((n, 2)), 1.0, 1, 0.0)
 
     def cost(self) -> dict:
         return feature_cost(self)

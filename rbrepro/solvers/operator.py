@@ -12,6 +12,8 @@ they exist (it asks with `hasattr`):
   operator's buffers from step to step (Random Binning's `BinnedMatrix`: Z^T Z p is never stored);
 - `gram_apply(P, lam)`: (Z^T Z + lam I) P for a block P (D x C), as (AP, per-column p^T A p): a whole CG
   step in one call (rbrepro.distributed's operator reduces it from the workers that hold the rows);
+- `row_gram(V, out, work)`: out = Z Z^T V for a block V (N x C), `work` a (D x C) buffer it returns and
+  is given back on the next call: plain CG in row space (solvers.cg, `ridge_cg_rows`) applies only this;
 - `gram_diagonal_levels()`: (levels, index) with levels[index] = `gram_diagonal()`, where the diagonal
   takes few distinct values (Random Binning: bin counts), so that a function of it entry by entry (PCG's
   preconditioner) is evaluated once a level;
