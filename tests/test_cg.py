@@ -215,3 +215,23 @@ def test_the_row_space_kernels_equal_their_numpy_reference(C):
     np.testing.assert_allclose(mine[4], theirs[4], rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(zz, ref_zz, rtol=1e-10)
     np.testing.assert_allclose(az, ref_az, rtol=1e-10)
+
+
+@pytest.mark.parametrize("on", ["binned", "dense"])
+@pytest.mark.parametrize("C", [1, 2])
+def test_a_start_from_x0_begins_at_x0_with_its_true_residual(problem, on, C):
+    """x0's residual Z^T y - (Z^T Z + lam I) x0: the split step of length 1 along x0 (BinnedMatrix) and
+    the matvec and rmatvec (a dense array) both give the dense reference's, and maxit = 0 returns x0."""
+    Z, dense, Y = problem
+    Y = Y[:, :C]
+    x0 = np.random.default_rng(C).standard_normal((Z.n_columns, C))
+    b = dense.T @ Y
+    r = b - (dense.T @ dense + 0.1 * np.eye(Z.n_columns)) @ x0
+    want = np.linalg.norm(r, axis=0) / np.linalg.norm(b, axis=0)
+    start = ridge_cg(Z if on == "binned" else dense, Y, 0.1, maxit=0, x0=x0)
+    assert start.iterations == 0
+    np.testing.assert_array_equal(start.coef, x0)
+    np.testing.assert_allclose(start.relative_residual, want, rtol=1e-10)
+    more = ridge_cg(Z if on == "binned" else dense, Y, 0.1, maxit=5000, tol=1e-12, x0=x0, preconditioned=True)
+    direct = np.linalg.solve(dense.T @ dense + 0.1 * np.eye(Z.n_columns), b)
+    np.testing.assert_allclose(more.coef, direct, atol=1e-8)

@@ -119,13 +119,22 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
     n_cols, C = B.shape
     bnorm = np.sqrt(np.einsum("ij,ij->j", B, B))
     bnorm[bnorm == 0] = 1.0
-    if x0 is None:
-        W = map_new_pages(np.zeros((n_cols, C)))
-        Rk = np.ascontiguousarray(B)  # B is not needed again (its norm is bnorm): no copy, one D x C array fewer
-    else:
-        W = np.array(np.asarray(x0, dtype=np.float64).reshape(n_cols, C))
-        Rk = np.ascontiguousarray(B - apply_normal(Z, W, lam)[0])
-        del B
+    # the protocol's optional split step: alpha from |Z p|^2 before Z^T Z p exists, then the update inside
+    # the operator's own scatter (solvers.operator); its buffers are kept from step to step
+    split = hasattr(Z, "normal_gather") and hasattr(Z, "normal_update")
+    work = None
+    W = map_new_pages(np.zeros((n_cols, C)))
+    Rk = np.ascontiguousarray(B)  # B is not needed again (its norm is bnorm): no copy, one D x C array fewer
+    del B
+    if x0 is not None:
+        X0 = np.ascontiguousarray(np.asarray(x0, dtype=np.float64).reshape(n_cols, C))
+        if split:  # a split step of length 1 along x0 from W = 0: W = x0, Rk = Z^T y - A x0, in place
+            work, _ = Z.normal_gather(X0, work)
+            Z.normal_update(work, X0, lam, np.ones(C), W, Rk, None)
+        else:
+            np.copyto(W, X0)
+            Rk -= apply_normal(Z, W, lam)[0]
+        del X0
     inv_diag = _preconditioner(Z, lam) if preconditioned else None
     m = np.empty(0) if inv_diag is None else inv_diag
     P = map_new_pages(np.empty_like(Rk))
@@ -141,10 +150,6 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
     active = np.sqrt(rr) > tol * bnorm
     it = 0
     rr_new, rz_new = np.empty(C), np.empty(C)
-    # the protocol's optional split step: alpha from |Z p|^2 before Z^T Z p exists, then the update inside
-    # the operator's own scatter (solvers.operator); its buffers are kept from step to step
-    split = hasattr(Z, "normal_gather") and hasattr(Z, "normal_update")
-    work = None
     while it < maxit and active.any():
         if split:
             work, zp = Z.normal_gather(P, work)
