@@ -76,9 +76,10 @@ from rbrepro.features import RandomBinningFeatures
 from rbrepro.features import _binning_kernels as bk
 from rbrepro.features.random_binning import key_rows
 from rbrepro.memory import available_memory_bytes, map_new_pages
+from rbrepro.report.sections.bench import STEP_IN_ROW_SPACE
 from rbrepro.solvers import _cg_kernels as ck
 from rbrepro.solvers import ridge_cg
-from rbrepro.solvers.cg import PRECONDITIONER_POWER
+from rbrepro.solvers.cg import PRECONDITIONER_POWER, rows_pay
 
 DATASETS = ("ijcnn1", "cadata", "letter", "cod_rna_split", "mnist")
 STEPS = 10
@@ -118,6 +119,10 @@ def parts(Z, Y: np.ndarray, lam: float) -> dict:
     long = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS + MORE_STEPS, tol=1e-300, preconditioned=True), repeats=3)
     out["step"] = (long - short) / MORE_STEPS  # one more step's cost, the solve's setup taken out
     out["setup"] = short - STEPS * out["step"]
+    if rows_pay(Z.n_rows, D, C):  # plain CG, the authors' rule, runs in row space on this shape
+        short = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS, tol=1e-300), repeats=3)
+        long = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS + MORE_STEPS, tol=1e-300), repeats=3)
+        out["rows_step"] = (long - short) / MORE_STEPS
     return out
 
 
@@ -253,7 +258,27 @@ def measure(name: str, R: int, data, Y: np.ndarray, machine: dict) -> None:
                            f"the step length) {rest * 1e3:.3f} ms; the parts alone "
                            f"{sum(alone.values()) * 1e3:.3f} ms; the solve's setup "
                            f"(Z^T y, the diagonal, first touch) {t['setup'] * 1e3:.1f} ms once")
+    if "rows_step" in t:
+        record_rows_step(where, shape, t["rows_step"], floor_gather, s, N, R, C, D, f)
     record_featurize(where, shape, X, R, D, t_feat, passes, f, rates)
+
+
+def record_rows_step(where: str, shape: str, seconds: float, floor_gather: float, s: dict, N: int, R: int, C: int,
+                     D: int, f: dict) -> None:
+    """The row: plain CG's step in row space (solvers.cg.ridge_cg_rows, the authors' rule on this shape)
+    against its floor: the scatter Z^T z into a D x C buffer at the faster of its group sizes (no update: it
+    writes that buffer), the gather back at the PCG gather's floor, and two passes over N x C arrays (the
+    first reads six and writes three, the second reads four and writes two) at stream bandwidth, two calls."""
+    bw = f["bytes_per_s"]
+    ids_bytes = 4 * N * R
+    floor_scatter = min(max(t, (ids_bytes + 8 * N * C * (R // lanes + 1) + 8 * D * C) / bw) for lanes, t in s["rmw"].items())
+    rows_bytes = 15 * 8 * N * C
+    floor = floor_gather + floor_scatter + rows_bytes / bw + 2 * f["call_s"]
+    record("roofline", f"{where} {STEP_IN_ROW_SPACE}", seconds * 1e3, floor * 1e3,
+           "floor: a scatter and a gather at theirs, two passes over N x C", unit="ms",
+           note=f"{shape}; plain CG (the authors' rule) in row space, 50 steps less 10 over 40; floors: scatter "
+                f"{floor_scatter * 1e3:.4g} ms, gather {floor_gather * 1e3:.4g} ms, {rows_bytes / 1e6:.1f} MB at "
+                f"{bw / 1e9:.1f} GB/s")
 
 
 def record_featurize(where: str, shape: str, X, R: int, D: int, t_feat: float, passes: dict, f: dict,

@@ -114,3 +114,21 @@ def test_each_speed_aim_is_judged_against_its_steps_with_every_part_at_the_machi
     text = aims_block(tmp_path)
     assert text.startswith("Of 4 aims, 1 met, 0 within what the floors allow") and "3 without a floor measured" in text
     assert text.count("`make bench-roofline` on this machine (the floors are of Other CPU)") == 3
+
+
+def test_an_aim_whose_rule_runs_in_row_space_is_judged_by_the_row_space_steps_floor(tmp_path):
+    from rbrepro.report.sections.bench import STEP_IN_ROW_SPACE
+
+    provenance = {"git_commit": "abc", "git_dirty": False, "cpu": "CPU", "cpu_cores": 2, "load_other_cores": 0.01,
+                  "quiet": True}
+    authors = [{"dataset": "letter", "R": 256, "their_s": 10.0, "cg50_s": 2.0, "cg50_steps": 40, **provenance}]
+    roofline = [{"figure": f"letter R=256 {part}", "value": value, "baseline": floor, "unit": unit, **provenance}
+                for part, value, floor, unit in (("whole CG step", 40.0, 30.0, "ms"),
+                                                 (STEP_IN_ROW_SPACE, 30.0, 20.0, "ms"),
+                                                 ("featurize", 0.2, 0.1, "s"))]
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    pd.DataFrame(authors).to_csv(tmp_path / "bench" / "results" / "authors.csv", index=False)
+    pd.DataFrame(roofline).to_csv(tmp_path / "bench" / "results" / "roofline.csv", index=False)
+    row = next(line for line in aims_block(tmp_path).splitlines() if line.startswith("| letter |"))
+    # 0.1 s + 40 steps of 20 ms (the row-space step's floor, not PCG's 30 ms) = 0.9 s, within the 1 s needed
+    assert "| 0.9 | ×11.1 | within the floor | whole CG step in row space |" in row
