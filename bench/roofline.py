@@ -119,7 +119,7 @@ def parts(Z, Y: np.ndarray, lam: float) -> dict:
     long = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS + MORE_STEPS, tol=1e-300, preconditioned=True), repeats=3)
     out["step"] = (long - short) / MORE_STEPS  # one more step's cost, the solve's setup taken out
     out["setup"] = short - STEPS * out["step"]
-    if rows_pay(Z.n_rows, D, C):  # plain CG, the authors' rule, runs in row space on this shape
+    if rows_pay(Z.n_rows, D):  # plain CG, the authors' rule, runs in row space on this shape
         short = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS, tol=1e-300), repeats=3)
         long = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS + MORE_STEPS, tol=1e-300), repeats=3)
         out["rows_step"] = (long - short) / MORE_STEPS

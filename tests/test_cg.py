@@ -161,16 +161,20 @@ def test_plain_cg_runs_in_row_space_only_where_it_pays_and_nothing_else_is_asked
     calls = []
     real = cg.ridge_cg_rows
     monkeypatch.setattr(cg, "ridge_cg_rows", lambda *a: calls.append(a) or real(*a))
-    assert cg.rows_pay(*Z.shape, 2) and not cg.rows_pay(*Z.shape, 1)
-    assert not cg.rows_pay(Z.shape[0], 2 * Z.shape[0], 2)
+    assert cg.rows_pay(*Z.shape) and not cg.rows_pay(Z.shape[0], 2 * Z.shape[0])
     cg.ridge_cg(Z, Y, 0.1, maxit=3)
-    assert len(calls) == 1
-    cg.ridge_cg(Z, Y[:, 0], 0.1, maxit=3)  # one target
+    cg.ridge_cg(Z, Y[:, 0], 0.1, maxit=3)  # one target too
+    assert len(calls) == 2
+    X = np.random.default_rng(0).random((300, 4))
+    narrow = RandomBinningFeatures(n_grids=4, sigma=1.0, random_state=0).fit_transform_binned(X)
+    assert not cg.rows_pay(*narrow.shape)
+    cg.ridge_cg(narrow, Y, 0.1, maxit=3)
     cg.ridge_cg(Z, Y, 0.1, maxit=3, preconditioned=True)
     cg.ridge_cg(Z, Y, 0.1, maxit=3, callback=lambda it, W: False)
     cg.ridge_cg(Z, Y, 0.1, maxit=3, x0=np.zeros((Z.n_columns, 2)))
     cg.ridge_cg(Z, None, 0.1, maxit=3, rhs=Z.rmatvec(Y))
-    assert len(calls) == 1
+    cg.ridge_cg(ref.dense_features(Z.ids, Z.n_columns), Y, 0.1, maxit=3)  # an operator without row_gram
+    assert len(calls) == 2
 
 
 def test_row_space_cg_has_the_same_bits_on_one_thread_and_two(problem):

@@ -210,5 +210,5 @@ def test_warm_up_compiles_the_row_space_cg_of_a_wide_several_class_fit():
     model.warm_up(X)
     before = numba_signatures()
     model.fit(X, y).predict(X)
-    assert cg.rows_pay(200, model.features_.n_bins_, 3)
+    assert cg.rows_pay(200, model.features_.n_bins_)
     assert compiled_since(before) == []

@@ -14,12 +14,74 @@ import numpy as np
 from rbrepro.solvers._cg_kernels import _block_rows, _block_sums, _sum_blocks
 
 
+@nb.njit(inline="always")
+def _one_target_step(c, s, y, a, z, u, al, lam):
+    """rows_step on one block's 1-d views of one target, and the block's sum of s y in four lanes (lane k
+    over rows k, k + 4, ...; a last part of four in lane 0; added (0 + 1) + (2 + 3)), as `_cg_kernels`'
+    one-target blocks sum: four chains of adds that overlap."""
+    t = [0.0, 0.0, 0.0, 0.0]
+    rows = s.shape[0]
+    whole = rows - rows % 4
+    for k0 in range(0, whole, 4):
+        for lane in range(4):
+            k = k0 + lane
+            c[k] += al * a[k]
+            sk = s[k] - al * (z[k] + lam * a[k])
+            yk = y[k] - al * (u[k] + lam * z[k])
+            s[k] = sk
+            y[k] = yk
+            t[lane] += sk * yk
+    for k in range(whole, rows):
+        c[k] += al * a[k]
+        sk = s[k] - al * (z[k] + lam * a[k])
+        yk = y[k] - al * (u[k] + lam * z[k])
+        s[k] = sk
+        y[k] = yk
+        t[0] += sk * yk
+    return (t[0] + t[1]) + (t[2] + t[3])
+
+
+@nb.njit(inline="always")
+def _one_target_direction(a, z, s, y, be):
+    """rows_direction on one block's 1-d views of one target: (z^T z, a^T z) of the block, each in the four
+    lanes of `_one_target_step`."""
+    q = [0.0, 0.0, 0.0, 0.0]
+    w = [0.0, 0.0, 0.0, 0.0]
+    rows = a.shape[0]
+    whole = rows - rows % 4
+    for k0 in range(0, whole, 4):
+        for lane in range(4):
+            k = k0 + lane
+            ak = s[k] + be * a[k]
+            zk = y[k] + be * z[k]
+            a[k] = ak
+            z[k] = zk
+            q[lane] += zk * zk
+            w[lane] += ak * zk
+    for k in range(whole, rows):
+        ak = s[k] + be * a[k]
+        zk = y[k] + be * z[k]
+        a[k] = ak
+        z[k] = zk
+        q[0] += zk * zk
+        w[0] += ak * zk
+    return (q[0] + q[1]) + (q[2] + q[3]), (w[0] + w[1]) + (w[2] + w[3])
+
+
 @nb.njit(parallel=True, cache=True)
 def rows_step(c, s, y, a, z, u, alpha, lam, sy):
     """c += alpha a; s -= alpha (z + lam a); y -= alpha (u + lam z) (per column; y = Z Z^T s is kept
     alongside s, u = Z Z^T z); sy = s^T y afterwards, the new residual's |r|^2."""
     n, n_cols = s.shape
     parts = _block_sums(n, n_cols)
+    if n_cols == 1:  # 1-d views indexed from 0, sums in four lanes (`_one_target_step`)
+        c1, s1, y1, a1, z1, u1 = c.reshape(n), s.reshape(n), y.reshape(n), a.reshape(n), z.reshape(n), u.reshape(n)
+        for b in nb.prange(parts.shape[0]):
+            lo, hi = _block_rows(b, n)
+            parts[b, 0] = _one_target_step(c1[lo:hi], s1[lo:hi], y1[lo:hi], a1[lo:hi], z1[lo:hi], u1[lo:hi],
+                                           alpha[0], lam)
+        _sum_blocks(parts, 1, sy)
+        return
     for b in nb.prange(parts.shape[0]):
         lo, hi = _block_rows(b, n)
         for j in range(lo, hi):
@@ -40,6 +102,14 @@ def rows_direction(a, z, s, y, beta, zz, az):
     and az = a^T z afterwards, so the next step's p^T (Z^T Z + lam I) p = zz + lam az."""
     n, n_cols = a.shape
     parts, aparts = _block_sums(n, n_cols), _block_sums(n, n_cols)
+    if n_cols == 1:
+        a1, z1, s1, y1 = a.reshape(n), z.reshape(n), s.reshape(n), y.reshape(n)
+        for b in nb.prange(parts.shape[0]):
+            lo, hi = _block_rows(b, n)
+            parts[b, 0], aparts[b, 0] = _one_target_direction(a1[lo:hi], z1[lo:hi], s1[lo:hi], y1[lo:hi], beta[0])
+        _sum_blocks(parts, 1, zz)
+        _sum_blocks(aparts, 1, az)
+        return
     for b in nb.prange(parts.shape[0]):
         lo, hi = _block_rows(b, n)
         for j in range(lo, hi):

@@ -12,12 +12,16 @@ of Z^T Z p is in cache, so A p is never stored: a step is the gather, the scatte
 one pass for the new direction p = M r + beta p, and the solve keeps three D x C arrays (W, r, p; one
 target keeps a second p, _cg_kernels). Letter's 26 classes at R = 256 took five of 106 MB each.
 Plain CG (no preconditioner, from zero, no callback) on an operator with `row_gram` runs in row space
-where `rows_pay` (several targets, D at least ROWS_MIN_COLUMNS_PER_ROW times N): the same iterates in
-exact arithmetic, its vectors N x C instead of D x C (`ridge_cg_rows`). Train s, 50 steps at tol 1e-3,
-one process, median of 4 alternating, 2 threads, AMD EPYC Zen 4: letter R = 64 / 256 0.600 / 1.771 ->
-0.472 / 1.088, mnist R = 64 1.388 -> 1.190; with one target it ran slower (ijcnn1 R = 64, 67 -> 83 ms).
-Rounding then differs from the steps on D: letter R = 256's test accuracy was the same, mnist R = 64's
-95.90 -> 95.94 %.
+where `rows_pay` (D at least ROWS_MIN_COLUMNS_PER_ROW times N): the same iterates in exact arithmetic,
+its vectors N x C instead of D x C (`ridge_cg_rows`). Train s, 50 steps at tol 1e-3, one process, median
+of 4 alternating, 2 threads, AMD EPYC Zen 4: letter R = 64 / 256 0.600 / 1.771 -> 0.472 / 1.088, mnist
+R = 64 1.388 -> 1.190. One target, ms a step (50 steps less 10, over 40, best of 5, two rounds): ijcnn1
+R = 256 / 1024 5.53, 5.39 / 21.7, 21.3 -> 4.60, 4.59 / 19.3, 20.6, cadata R = 256 / 1024 2.24, 2.24 /
+9.52, 9.71 -> 1.90, 1.97 / 8.39, 9.33; narrower, it lost: cadata R = 64 (D = 2.3 N) 0.68, 0.65 -> 0.81,
+0.82, ijcnn1 R = 64 (D = 2.8 N) 1.02, 1.02 -> 1.05, 1.03. Whole solves of one target, 50 steps, median
+of 15 alternating, ms: cadata R = 256 / 1024 121.6 / 533.2 -> 100.5 / 499.0, ijcnn1 R = 256 / 1024 282.7 /
+1124.7 -> 241.4 / 1047.8. Rounding then differs from the steps on D:
+letter R = 256's test accuracy was the same, mnist R = 64's 95.90 -> 95.94 %.
 The authors' defaults are maxit = 50, tol = 1e-3 (docs/design.md §2): with small lam the early
 stop is part of the regularization.
 """
@@ -41,8 +45,7 @@ TOL = 1e-3
 #: sets that gain from every row (letter, mnist, cod_rna); the square root keeps most of its speed
 #: (bench/stopping.py measures the three on every mirror dataset)
 PRECONDITIONER_POWER = 0.5
-#: plain CG runs in row space (`ridge_cg_rows`) from this many targets and this many columns a row (D / N)
-ROWS_MIN_TARGETS = 2
+#: plain CG runs in row space (`ridge_cg_rows`) from this many columns a row (D / N)
 ROWS_MIN_COLUMNS_PER_ROW = 3
 
 
@@ -110,7 +113,7 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
         raise InvalidParameter(f"maxit must be >= 0, got {maxit}")
     Z = as_operator(Z)
     if (rhs is None and x0 is None and callback is None and not preconditioned and hasattr(Z, "row_gram")
-            and rows_pay(*Z.shape, np.asarray(Y).reshape(Z.shape[0], -1).shape[1])):
+            and rows_pay(*Z.shape)):
         return ridge_cg_rows(Z, Y, lam, maxit, tol)
     if rhs is None:
         B = Z.rmatvec(np.asarray(Y, dtype=np.float64).reshape(Z.shape[0], -1))
@@ -179,10 +182,10 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
     return CGResult(coef=W, iterations=it, relative_residual=rel, converged=bool((rel <= tol).all()))
 
 
-def rows_pay(n_rows: int, n_columns: int, n_targets: int) -> bool:
+def rows_pay(n_rows: int, n_columns: int) -> bool:
     """Whether plain CG runs in row space (`ridge_cg_rows`): where Z has several times more columns than
-    rows and several targets, so that the D x C vectors it spares outweigh its N x C ones."""
-    return n_targets >= ROWS_MIN_TARGETS and n_columns >= ROWS_MIN_COLUMNS_PER_ROW * n_rows
+    rows, so that the D x C vectors it spares outweigh its N x C ones."""
+    return n_columns >= ROWS_MIN_COLUMNS_PER_ROW * n_rows
 
 
 def ridge_cg_rows(Z, Y, lam: float, maxit: int, tol: float) -> CGResult:
