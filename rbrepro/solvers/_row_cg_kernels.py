@@ -15,6 +15,27 @@ from rbrepro.solvers._cg_kernels import _block_rows, _block_sums, _sum_blocks
 
 
 @nb.njit(inline="always")
+def _step_row(c, s, y, a, z, u, al, lam, k):
+    """Row k of one target's `rows_step`; returns the new s y."""
+    c[k] += al * a[k]
+    sk = s[k] - al * (z[k] + lam * a[k])
+    yk = y[k] - al * (u[k] + lam * z[k])
+    s[k] = sk
+    y[k] = yk
+    return sk * yk
+
+
+@nb.njit(inline="always")
+def _direction_row(a, z, s, y, be, k):
+    """Row k of one target's `rows_direction`; returns the new (z z, a z)."""
+    ak = s[k] + be * a[k]
+    zk = y[k] + be * z[k]
+    a[k] = ak
+    z[k] = zk
+    return zk * zk, ak * zk
+
+
+@nb.njit(inline="always")
 def _one_target_step(c, s, y, a, z, u, al, lam):
     """rows_step on one block's 1-d views of one target, and the block's sum of s y in four lanes (lane k
     over rows k, k + 4, ...; a last part of four in lane 0; added (0 + 1) + (2 + 3)), as `_cg_kernels`'
@@ -24,20 +45,9 @@ def _one_target_step(c, s, y, a, z, u, al, lam):
     whole = rows - rows % 4
     for k0 in range(0, whole, 4):
         for lane in range(4):
-            k = k0 + lane
-            c[k] += al * a[k]
-            sk = s[k] - al * (z[k] + lam * a[k])
-            yk = y[k] - al * (u[k] + lam * z[k])
-            s[k] = sk
-            y[k] = yk
-            t[lane] += sk * yk
+            t[lane] += _step_row(c, s, y, a, z, u, al, lam, k0 + lane)
     for k in range(whole, rows):
-        c[k] += al * a[k]
-        sk = s[k] - al * (z[k] + lam * a[k])
-        yk = y[k] - al * (u[k] + lam * z[k])
-        s[k] = sk
-        y[k] = yk
-        t[0] += sk * yk
+        t[0] += _step_row(c, s, y, a, z, u, al, lam, k)
     return (t[0] + t[1]) + (t[2] + t[3])
 
 
@@ -51,20 +61,13 @@ def _one_target_direction(a, z, s, y, be):
     whole = rows - rows % 4
     for k0 in range(0, whole, 4):
         for lane in range(4):
-            k = k0 + lane
-            ak = s[k] + be * a[k]
-            zk = y[k] + be * z[k]
-            a[k] = ak
-            z[k] = zk
-            q[lane] += zk * zk
-            w[lane] += ak * zk
+            dq, dw = _direction_row(a, z, s, y, be, k0 + lane)
+            q[lane] += dq
+            w[lane] += dw
     for k in range(whole, rows):
-        ak = s[k] + be * a[k]
-        zk = y[k] + be * z[k]
-        a[k] = ak
-        z[k] = zk
-        q[0] += zk * zk
-        w[0] += ak * zk
+        dq, dw = _direction_row(a, z, s, y, be, k)
+        q[0] += dq
+        w[0] += dw
     return (q[0] + q[1]) + (q[2] + q[3]), (w[0] + w[1]) + (w[2] + w[3])
 
 
@@ -84,15 +87,10 @@ def rows_step(c, s, y, a, z, u, alpha, lam, sy):
         return
     for b in nb.prange(parts.shape[0]):
         lo, hi = _block_rows(b, n)
-        for j in range(lo, hi):
+        for j in range(lo, hi):  # row j's targets, each a row of `_step_row` on row j's views
+            cj, sj, yj, aj, zj, uj = c[j], s[j], y[j], a[j], z[j], u[j]
             for k in range(n_cols):
-                al = alpha[k]
-                c[j, k] += al * a[j, k]
-                sj = s[j, k] - al * (z[j, k] + lam * a[j, k])
-                yj = y[j, k] - al * (u[j, k] + lam * z[j, k])
-                s[j, k] = sj
-                y[j, k] = yj
-                parts[b, k] += sj * yj
+                parts[b, k] += _step_row(cj, sj, yj, aj, zj, uj, alpha[k], lam, k)
     _sum_blocks(parts, n_cols, sy)
 
 
@@ -113,13 +111,11 @@ def rows_direction(a, z, s, y, beta, zz, az):
     for b in nb.prange(parts.shape[0]):
         lo, hi = _block_rows(b, n)
         for j in range(lo, hi):
+            aj, zj, sj, yj = a[j], z[j], s[j], y[j]
             for k in range(n_cols):
-                aj = s[j, k] + beta[k] * a[j, k]
-                zj = y[j, k] + beta[k] * z[j, k]
-                a[j, k] = aj
-                z[j, k] = zj
-                parts[b, k] += zj * zj
-                aparts[b, k] += aj * zj
+                dq, dw = _direction_row(aj, zj, sj, yj, beta[k], k)
+                parts[b, k] += dq
+                aparts[b, k] += dw
     _sum_blocks(parts, n_cols, zz)
     _sum_blocks(aparts, n_cols, az)
 
