@@ -125,19 +125,9 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
     # the protocol's optional split step: alpha from |Z p|^2 before Z^T Z p exists, then the update inside
     # the operator's own scatter (solvers.operator); its buffers are kept from step to step
     split = hasattr(Z, "normal_gather") and hasattr(Z, "normal_update")
-    work = None
-    W = map_new_pages(np.zeros((n_cols, C)))
     Rk = np.ascontiguousarray(B)  # B is not needed again (its norm is bnorm): no copy, one D x C array fewer
     del B
-    if x0 is not None:
-        X0 = np.ascontiguousarray(np.asarray(x0, dtype=np.float64).reshape(n_cols, C))
-        if split:  # a split step of length 1 along x0 from W = 0: W = x0, Rk = Z^T y - A x0, in place
-            work, _ = Z.normal_gather(X0, work)
-            Z.normal_update(work, X0, lam, np.ones(C), W, Rk, None)
-        else:
-            np.copyto(W, X0)
-            Rk -= apply_normal(Z, W, lam)[0]
-        del X0
+    W, work = _start(Z, Rk, x0, lam, split)
     inv_diag = _preconditioner(Z, lam) if preconditioned else None
     m = np.empty(0) if inv_diag is None else inv_diag
     P = map_new_pages(np.empty_like(Rk))
@@ -180,6 +170,24 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
             break
     rel = np.sqrt(rr) / bnorm
     return CGResult(coef=W, iterations=it, relative_residual=rel, converged=bool((rel <= tol).all()))
+
+
+def _start(Z, Rk: np.ndarray, x0: np.ndarray | None, lam: float, split: bool) -> tuple:
+    """(W, the split step's buffers or None): W = 0, or W = x0 with Rk (Z^T y on entry) made x0's residual
+    Z^T y - (Z^T Z + lam I) x0 in place: where the operator splits its step, by one split step of length 1
+    along x0 from W = 0 (a gather and the fused scatter, no new D x C array), else a matvec and an rmatvec."""
+    n_cols, C = Rk.shape
+    W = map_new_pages(np.zeros((n_cols, C)))
+    if x0 is None:
+        return W, None
+    X0 = np.ascontiguousarray(np.asarray(x0, dtype=np.float64).reshape(n_cols, C))
+    if not split:
+        np.copyto(W, X0)
+        Rk -= apply_normal(Z, W, lam)[0]
+        return W, None
+    work, _ = Z.normal_gather(X0, None)
+    Z.normal_update(work, X0, lam, np.ones(C), W, Rk, None)
+    return W, work
 
 
 def rows_pay(n_rows: int, n_columns: int) -> bool:
