@@ -115,15 +115,21 @@ def parts(Z, Y: np.ndarray, lam: float) -> dict:
                      "update": best(lambda: ck.direction(P_next, P, Rk, m, beta, pp))},
            "update_calls": 1, "group": work.group, "scratch_bytes": work.acc.nbytes}
     out.update(in_sequence(Z, Y, lam))
-    short = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS, tol=1e-300, preconditioned=True), repeats=3)
-    long = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS + MORE_STEPS, tol=1e-300, preconditioned=True), repeats=3)
-    out["step"] = (long - short) / MORE_STEPS  # one more step's cost, the solve's setup taken out
-    out["setup"] = short - STEPS * out["step"]
+    out["step"], out["setup"] = step_in_solve(Z, Y, lam, preconditioned=True)
     if rows_pay(Z.n_rows, D):  # plain CG, the authors' rule, runs in row space on this shape
-        short = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS, tol=1e-300), repeats=3)
-        long = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS + MORE_STEPS, tol=1e-300), repeats=3)
-        out["rows_step"] = (long - short) / MORE_STEPS
+        out["rows_step"], _ = step_in_solve(Z, Y, lam, preconditioned=False)
     return out
+
+
+def step_in_solve(Z, Y: np.ndarray, lam: float, preconditioned: bool) -> tuple[float, float]:
+    """(seconds of one more step, seconds of the solve's setup) of ridge_cg as it runs: the time of
+    STEPS + MORE_STEPS steps less that of STEPS, over MORE_STEPS (best of 3 each), and what STEPS steps
+    leave over."""
+    short = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS, tol=1e-300, preconditioned=preconditioned), repeats=3)
+    long = best(lambda: ridge_cg(Z, Y, lam, maxit=STEPS + MORE_STEPS, tol=1e-300, preconditioned=preconditioned),
+                repeats=3)
+    step = (long - short) / MORE_STEPS
+    return step, short - STEPS * step
 
 
 def in_sequence(Z, Y: np.ndarray, lam: float, steps: int = MORE_STEPS, repeats: int = 3) -> dict:
@@ -227,8 +233,7 @@ def measure(name: str, R: int, data, Y: np.ndarray, machine: dict) -> None:
     floor_gather = max(s["loads"], (ids_bytes + 8 * N * C) / bw)
     # the scatter at the faster of its group sizes; its row vector is walked once per group, and its update
     # streams P, W, Rk and M in and W and Rk out
-    floor_scatter = min(max(seconds, (ids_bytes + 8 * N * C * (R // lanes + 1) + 8 * D * (5 * C + 1)) / bw)
-                        for lanes, seconds in s["rmw"].items())
+    floor_scatter = scatter_floor(s, N, R, C, 8 * D * (5 * C + 1), bw)
     strict_gather, strict_scatter = N * R * C / f["loads_per_s"], N * R * C / f["rmw_per_s"]
     rates = (f"cores {f['loads_per_s'] / 1e9:.2f} G loads/s, {f['rmw_per_s'] / 1e9:.2f} G updates/s, "
              f"{f['lookups_per_s'] / 1e9:.2f} G hash lookups/s; memory {bw / 1e9:.1f} GB/s; a parallel kernel's "
@@ -263,6 +268,13 @@ def measure(name: str, R: int, data, Y: np.ndarray, machine: dict) -> None:
     record_featurize(where, shape, X, R, D, t_feat, passes, f, rates)
 
 
+def scatter_floor(s: dict, N: int, R: int, C: int, column_bytes: float, bw: float) -> float:
+    """A scatter's floor at the faster of its group sizes: its read-modify-writes streamed (`streamed`), or
+    its bytes at bandwidth: the ids, V read once a group and `column_bytes` of D-long arrays it moves."""
+    return min(max(seconds, (4 * N * R + 8 * N * C * (R // lanes + 1) + column_bytes) / bw)
+               for lanes, seconds in s["rmw"].items())
+
+
 def record_rows_step(where: str, shape: str, seconds: float, floor_gather: float, s: dict, N: int, R: int, C: int,
                      D: int, f: dict) -> None:
     """The row: plain CG's step in row space (solvers.cg.ridge_cg_rows, the authors' rule on this shape)
@@ -270,8 +282,7 @@ def record_rows_step(where: str, shape: str, seconds: float, floor_gather: float
     writes that buffer), the gather back at the PCG gather's floor, and two passes over N x C arrays (the
     first reads six and writes three, the second reads four and writes two) at stream bandwidth, two calls."""
     bw = f["bytes_per_s"]
-    ids_bytes = 4 * N * R
-    floor_scatter = min(max(t, (ids_bytes + 8 * N * C * (R // lanes + 1) + 8 * D * C) / bw) for lanes, t in s["rmw"].items())
+    floor_scatter = scatter_floor(s, N, R, C, 8 * D * C, bw)
     rows_bytes = 15 * 8 * N * C
     floor = floor_gather + floor_scatter + rows_bytes / bw + 2 * f["call_s"]
     record("roofline", f"{where} {STEP_IN_ROW_SPACE}", seconds * 1e3, floor * 1e3,

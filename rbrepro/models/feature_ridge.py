@@ -396,7 +396,7 @@ class _FeatureRidge(BaseEstimator):
         if hasattr(Z, "rows"):
             Z.gram_diagonal()
             Z.rows(np.ones(n, dtype=bool))
-        if hasattr(Z, "row_gram"):  # plain CG in row space (a wide Z, several targets), which 8 rows never pick
+        if hasattr(Z, "row_gram"):  # plain CG in row space (a wide Z), whose kernels 8 rows may never pick
             ridge_cg_rows(Z, np.ones((n, 2)), 1.0, 1, 0.0)
 
     def cost(self) -> dict:

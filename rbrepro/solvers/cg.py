@@ -150,7 +150,7 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
         else:
             AP, pAp = apply_normal(Z, P, lam)
             AP = np.ascontiguousarray(AP)  # the kernels read (D, C) arrays in C order (_cg_kernels)
-        alpha = np.where(active & (pAp > 0), rz / np.where(pAp > 0, pAp, 1.0), 0.0)
+        alpha = _ratio_where(active & (pAp > 0), rz, pAp)
         if split:  # W += alpha P; Rk -= alpha A P; rr_new = |Rk|^2; rz_new = Rk^T M Rk
             rr_new, rz_new = Z.normal_update(work, P, lam, alpha, W, Rk, inv_diag)
         elif preconditioned:
@@ -160,7 +160,7 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
             rz_new[:] = rr_new
         AP = None  # freed before the next apply allocates its own (memory: at most 6 D x C arrays)
         rr = np.where(active, rr_new, rr)
-        beta = np.where(active, rz_new / np.where(rz > 0, rz, 1.0), 0.0)
+        beta = _ratio_where(active, rz_new, rz)
         direction(P_next, P, Rk, m, beta, pp)  # P_next = M Rk + beta P, and its |.|^2
         P, P_next = P_next, P
         rz = np.where(active, rz_new, rz)
@@ -170,6 +170,12 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
             break
     rel = np.sqrt(rr) / bnorm
     return CGResult(coef=W, iterations=it, relative_residual=rel, converged=bool((rel <= tol).all()))
+
+
+def _ratio_where(mask: np.ndarray, num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den per column where mask holds (a den that is not positive counts as 1), else 0: a step's
+    length alpha and its beta, for the columns still moving."""
+    return np.where(mask, num / np.where(den > 0, den, 1.0), 0.0)
 
 
 def _start(Z, Rk: np.ndarray, x0: np.ndarray | None, lam: float, split: bool) -> tuple:
@@ -212,22 +218,22 @@ def ridge_cg_rows(Z, Y, lam: float, maxit: int, tol: float) -> CGResult:
     C = S.shape[1]
     Ys = map_new_pages(np.empty_like(S))
     work = Z.row_gram(S, Ys)
-    rr = np.einsum("ij,ij->j", S, Ys)
-    bnorm = np.sqrt(np.maximum(rr, 0.0))
+    rr = np.maximum(np.einsum("ij,ij->j", S, Ys), 0.0)  # |Z^T y|^2, which rounding must not take below 0
+    bnorm = np.sqrt(rr)
     bnorm[bnorm == 0] = 1.0
     A, Za = S.copy(), Ys.copy()
     coef = np.zeros_like(S)
     U = np.empty_like(S)
     zz = np.einsum("ij,ij->j", Za, Za)
     az = np.einsum("ij,ij->j", A, Za)
-    rr_new, active, it = np.empty(C), np.sqrt(np.maximum(rr, 0.0)) > tol * bnorm, 0
+    rr_new, active, it = np.empty(C), np.sqrt(rr) > tol * bnorm, 0
     while it < maxit and active.any():
         work = Z.row_gram(Za, U, work)
         pAp = zz + lam * az
-        alpha = np.where(active & (pAp > 0), rr / np.where(pAp > 0, pAp, 1.0), 0.0)
+        alpha = _ratio_where(active & (pAp > 0), rr, pAp)
         rows_step(coef, S, Ys, A, Za, U, alpha, float(lam), rr_new)
-        rr_new = np.maximum(rr_new, 0.0)  # s^T Z Z^T s, which rounding may take below 0 near convergence
-        beta = np.where(active, rr_new / np.where(rr > 0, rr, 1.0), 0.0)
+        np.maximum(rr_new, 0.0, out=rr_new)  # s^T Z Z^T s, which rounding may take below 0 near convergence
+        beta = _ratio_where(active, rr_new, rr)
         rr = np.where(active, rr_new, rr)
         rows_direction(A, Za, S, Ys, beta, zz, az)
         it += 1
