@@ -114,9 +114,11 @@ def _size(n_bytes: float) -> str:
     return f"{n_bytes / GB:.1f} GB" if n_bytes >= 0.1 * GB else f"{n_bytes / 2**20:.3g} MB"
 
 
-def check_memory(what: str, estimate_bytes: float, limit_gb: float | None = None) -> None:
-    """Raise MemoryLimitError (one line: estimate and limit) if the estimate exceeds the limit."""
-    limit = memory_limit_bytes(limit_gb)
+def check_memory(what: str, estimate_bytes: float, limit_gb: float | None = None, *,
+                 limit_bytes: int | None = None) -> None:
+    """Raise MemoryLimitError (one line: estimate and limit) if the estimate exceeds the limit: `limit_bytes`
+    where a caller that checks many times has read `memory_limit_bytes` once, else read now."""
+    limit = memory_limit_bytes(limit_gb) if limit_bytes is None else limit_bytes
     if estimate_bytes > limit:
         raise MemoryLimitError(f"{what} needs about {_size(estimate_bytes)}, more than the memory limit of "
                                f"{_size(limit)} (raise it with memory_limit_gb in Python, --memory-limit on the command line or "

@@ -20,7 +20,7 @@ from rbrepro.errors import InvalidParameter
 from rbrepro.features import _binning_kernels as kernels
 from rbrepro.features.authors_rng import authors_grids
 from rbrepro.features.binned_matrix import BinnedMatrix
-from rbrepro.memory import MemoryLimitError, check_memory, map_new_pages
+from rbrepro.memory import MemoryLimitError, check_memory, map_new_pages, memory_limit_bytes
 from rbrepro.mixing import splitmix64
 from rbrepro.vocabulary import RNGS
 
@@ -275,13 +275,13 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                               f"bins each, from the first {k}), past the int32 column-id range ({limit:,}); "
                               "lower R or sigma")
 
-    def _refuse_if_tables_outgrow(self, n: int, d: int, R: int, done: int, bins: int) -> None:
+    def _refuse_if_tables_outgrow(self, n: int, d: int, R: int, done: int, bins: int, limit_bytes: int) -> None:
         """The bins are known only as grids are binned: after each batch, extrapolate D from the grids
         so far (i.i.d., so D ~ R mean D_r) and refuse before the key lists and lookup tables outgrow
         the memory limit (a small sigma on many rows gives up to N bins per grid)."""
         estimate = bins * R / done
         check_memory(f"rb lookup tables for D ~ {estimate:,.0f} bins ({bins:,} in the first {done} of {R} grids; "
-                     f"lower sigma or R)", fit_memory(n, d, R) + BYTES_PER_BIN * estimate, self.memory_limit_gb)
+                     f"lower sigma or R)", fit_memory(n, d, R) + BYTES_PER_BIN * estimate, limit_bytes=limit_bytes)
 
     def prepare_grids(self, n_features: int) -> None:
         """Validate the parameters and draw the grids for rows of `n_features` features (the first half
@@ -304,12 +304,15 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         ids = map_new_pages(np.empty((R, n), dtype=np.int32))  # the numbering's threads write it first
         n_bins = np.empty(R, dtype=np.int64)
         uniq_parts = []
+        # read once a fit: each read parses the control group's files (about 0.1 ms, 0.3 ms with the caches
+        # just swept by a batch's keys), and cod_rna_split's R = 256 takes 12 batches
+        limit = memory_limit_bytes(self.memory_limit_gb)
         for lo, hi, keys in self._batched_keys(X):
             kernels.assign_columns(keys, ids[lo:hi], n_bins[lo:hi], numba.get_num_threads())  # distinct keys -> keys
             if int(n_bins[:hi].sum()) > ID_LIMIT:  # the real D, not N R, must fit int32 ids
                 raise MemoryLimitError(f"D = {int(n_bins[:hi].sum()):,} columns after {hi} of {R} grids exceeds the "
                                        f"int32 column-id range ({ID_LIMIT:,}); lower R or sigma")
-            self._refuse_if_tables_outgrow(n, X.shape[1], R, hi, int(n_bins[:hi].sum()))
+            self._refuse_if_tables_outgrow(n, X.shape[1], R, hi, int(n_bins[:hi].sum()), limit)
             uniq_parts.extend(keys[k, : n_bins[lo + k]].copy() for k in range(hi - lo))
         return ids, n_bins, uniq_parts
 
