@@ -70,8 +70,11 @@ demo: $(STAMP)
 	$(BIN)/rbrepro plot fig3 runs/quick --out figures/quick-fig3
 	@echo "results: runs/quick/results.csv   figure: figures/quick-fig3.png"
 
+# Two pytest workers (pytest-xdist), one a core of CI's two: most tests wait on a child process or a
+# server, so the suite takes well under its time on one. TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 # The documentation site (mkdocs.yml: docs/ and the docstrings) into site/, ignored by git. --strict
 # makes every warning an error: broken internal links and anchors, pages missing from the nav.
