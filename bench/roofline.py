@@ -18,6 +18,9 @@ part must do, on data of the part's own shape:
 - key arithmetic: the (row, grid, feature) steps of featurization's key kernels on grids in L1;
 - hash lookups: `find_column` on a batch of keys into an L1-sized table where every key sits in its
   home slot (featurization's numbering at its best: every probe a hit on its first slot).
+Where one target's step runs on the tuple layout (rbrepro.features.tuples: a tuple id a row and run of k
+grids, and U k loads or read-modify-writes over its U tuples), the gather's and scatter's floors count
+those streams and operations, not N R, and the row's note says so and gives the layout's build time.
 The cores' own rates (indirect loads, read-modify-writes, key steps, hash lookups and a kernel's call)
 are the machine's, not a part's: each cell takes the best of its own probe and of CORE_ROUNDS probes
 taken before the first cell (`core_rates`), since a VM's neighbours slow a single probe (one run's
@@ -75,7 +78,8 @@ from rbrepro.data.load import load_dataset
 from rbrepro.features import RandomBinningFeatures
 from rbrepro.features import _binning_kernels as bk
 from rbrepro.features.random_binning import key_rows
-from rbrepro.memory import available_memory_bytes, map_new_pages
+from rbrepro.features.tuples import tuple_layout
+from rbrepro.memory import available_memory_bytes, map_new_pages, memory_limit_bytes
 from rbrepro.report.sections.bench import STEP_IN_ROW_SPACE
 from rbrepro.solvers import _cg_kernels as ck
 from rbrepro.solvers import ridge_cg
@@ -217,38 +221,48 @@ def measure(name: str, R: int, data, Y: np.ndarray, machine: dict) -> None:
         return
     t = parts(Z, Y, lam)
     passes = featurize_passes(features, X)
+    # the streams of ids a row the step's gather and scatter walk: R grids' ids, or on the tuple layout
+    # (features.tuples, one target only) a tuple id a run of grids, plus U k loads (the tuples' sums) and
+    # U k read-modify-writes (their sums added into the bins) over the tuples
+    layout = Z.tuple_layout() if C == 1 else None
+    streams = R if layout is None else layout.tuple_ids.shape[0]
+    table_ops = 0 if layout is None else layout.n_tuples * layout.k
+    built = 0.0 if layout is None else best(lambda: tuple_layout(Z.ids, Z.offsets, memory_limit_bytes()), repeats=3)
+    counted = (f"{N * R * C:.3g}" if layout is None else
+               f"on the tuple layout ({layout.k} grids a run, U = {layout.n_tuples} tuples, built once a fit in "
+               f"{built * 1e3:.3g} ms): {N * streams:.3g} + {table_ops:.3g}")
     # the new direction reads Rk, P and M (D long) and writes P_next (P itself for several targets); the
     # scatter's update reads P, W, Rk and M and writes W and Rk
     vector_bytes = 8 * D * (4 * C + 1)
     # in the solve, every pass over the vectors follows a pass over the ids (4 N R bytes): the bandwidth of
     # every floor that counts bytes is the stream's over as many bytes as a step touches, the vectors (their
     # distinct arrays), the ids, V and the scatter's scratch
-    step_bytes = 8 * D * ((4 if C == 1 else 3) * C + 1) + 4 * N * R + 8 * N * C + t["scratch_bytes"]
+    step_bytes = 8 * D * ((4 if C == 1 else 3) * C + 1) + 4 * N * streams + 8 * N * C + t["scratch_bytes"]
     f = best_rates(floors(stream_bytes(step_bytes), 4 * N * R), machine)
-    s = streamed(N, R, C, f)
+    s = streamed(N, streams, C, f)
     bw = f["bytes_per_s"]
     where = f"{name} R={R}"
     shape = f"N = {N}, D = {D}, C = {C}"
-    ids_bytes = 4 * N * R
-    floor_gather = max(s["loads"], (ids_bytes + 8 * N * C) / bw)
+    floor_gather = max(s["loads"], (4 * N * streams + 8 * N * C) / bw) + table_ops / f["loads_per_s"]
     # the scatter at the faster of its group sizes; its row vector is walked once per group, and its update
     # streams P, W, Rk and M in and W and Rk out
-    floor_scatter = scatter_floor(s, N, R, C, 8 * D * (5 * C + 1), bw)
-    strict_gather, strict_scatter = N * R * C / f["loads_per_s"], N * R * C / f["rmw_per_s"]
+    floor_scatter = scatter_floor(s, N, streams, C, 8 * D * (5 * C + 1), bw) + table_ops / f["rmw_per_s"]
+    strict_gather = (N * streams * C + table_ops) / f["loads_per_s"]
+    strict_scatter = (N * streams * C + table_ops) / f["rmw_per_s"]
     rates = (f"cores {f['loads_per_s'] / 1e9:.2f} G loads/s, {f['rmw_per_s'] / 1e9:.2f} G updates/s, "
              f"{f['lookups_per_s'] / 1e9:.2f} G hash lookups/s; memory {bw / 1e9:.1f} GB/s; a parallel kernel's "
              f"call {f['call_s'] * 1e6:.1f} us")
     alone = t["alone"]
     record("roofline", f"{where} gather Z p", t["gather"] * 1e3, floor_gather * 1e3,
            "floor: L1 indirect loads with the ids streamed", unit="ms",
-           note=f"{shape}; {N * R * C:.3g} loads; in the solve's sequence; alone {alone['gather'] * 1e3:.4g} ms "
+           note=f"{shape}; {counted} loads; in the solve's sequence; alone {alone['gather'] * 1e3:.4g} ms "
                 f"(x{alone['gather'] / floor_gather:.2f}); strict (the cores' own rate, no stream): "
                 f"x{t['gather'] / strict_gather:.2f}; {rates}")
     record("roofline", f"{where} scatter Z^T v + update", t["scatter"] * 1e3, floor_scatter * 1e3,
            "floor: L1 read-modify-writes with the ids streamed", unit="ms",
-           note=f"{shape}; {N * R * C:.3g} updates, {t['group']} grids a group; in the solve's sequence; alone "
-                f"{alone['scatter'] * 1e3:.4g} ms (x{alone['scatter'] / floor_scatter:.2f}); strict (the cores' own "
-                f"rate, no stream): x{t['scatter'] / strict_scatter:.2f}; {rates}")
+           note=f"{shape}; {counted} updates, {t['group']} {'grids' if layout is None else 'runs'} a group; in "
+                f"the solve's sequence; alone {alone['scatter'] * 1e3:.4g} ms (x{alone['scatter'] / floor_scatter:.2f}); "
+                f"strict (the cores' own rate, no stream): x{t['scatter'] / strict_scatter:.2f}; {rates}")
     floor_update = vector_bytes / bw + t["update_calls"] * f["call_s"]
     record("roofline", f"{where} new direction + preconditioner", t["update"] * 1e3, floor_update * 1e3,
            "floor: stream bandwidth and the kernels' calls", unit="ms",
@@ -262,9 +276,12 @@ def measure(name: str, R: int, data, Y: np.ndarray, machine: dict) -> None:
            unit="ms", note=f"{shape}; rest (the step in ridge_cg less its parts in the solve's sequence: Python, "
                            f"the step length) {rest * 1e3:.3f} ms; the parts alone "
                            f"{sum(alone.values()) * 1e3:.3f} ms; the solve's setup "
-                           f"(Z^T y, the diagonal, first touch) {t['setup'] * 1e3:.1f} ms once")
-    if "rows_step" in t:
-        record_rows_step(where, shape, t["rows_step"], floor_gather, s, N, R, C, D, f)
+                           f"(Z^T y, the diagonal, first touch) {t['setup'] * 1e3:.1f} ms once"
+                           + ("" if layout is None else f", and the tuple layout {built * 1e3:.3g} ms once a fit"))
+    if "rows_step" in t:  # row space walks every grid's ids (it has no tuple layout)
+        plain = s if layout is None else streamed(N, R, C, f)
+        rows_gather = max(plain["loads"], (4 * N * R + 8 * N * C) / bw)
+        record_rows_step(where, shape, t["rows_step"], rows_gather, plain, N, R, C, D, f)
     record_featurize(where, shape, X, R, D, t_feat, passes, f, rates)
 
 

@@ -8,7 +8,7 @@ which each thread owns whole grids (disjoint column ranges).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numba as nb
 import numpy as np
@@ -16,20 +16,24 @@ import scipy.sparse as sp
 
 from rbrepro.errors import InvalidParameter
 from rbrepro.features import _matvec_kernels as kernels
+from rbrepro.features import _tuple_kernels
 from rbrepro.features._rows_kernels import count_rows, take_rows
 from rbrepro.features._squares_kernels import column_squares
-from rbrepro.memory import map_new_pages
+from rbrepro.features.tuples import TupleLayout, compile_kernels, tuple_layout
+from rbrepro.memory import map_new_pages, memory_limit_bytes
 
 
 @dataclass
 class StepBuffers:
     """A CG step's buffers on a BinnedMatrix, kept by the solve from step to step: V = S P (N x C), the
-    scatter's scratch (D long for one target, else each thread's widest group of columns x C) and the
-    number of grids the scatter walks together (`_matvec_kernels.scatter_group`)."""
+    scatter's scratch (D long for one target, else each thread's widest group of columns x C), the
+    number of grids the scatter walks together (`_matvec_kernels.scatter_group`) and, where one target
+    runs on the tuple layout (`features.tuples`), a value a tuple (B p, then T^T v)."""
 
     V: np.ndarray
     acc: np.ndarray
     group: int
+    tuples: np.ndarray | None = None
 
 
 class BinnedMatrix:
@@ -77,6 +81,8 @@ class BinnedMatrix:
         self.n_columns = int(offsets[-1])
         self.scale = 1.0 / np.sqrt(self.n_grids)
         self._column_counts = None
+        self._tuples: TupleLayout | None | bool = False  # False: not looked at yet (`tuple_layout`)
+        self._tuples_from: tuple[BinnedMatrix, np.ndarray] | None = None  # (matrix, rows) that `rows` took
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -134,12 +140,17 @@ class BinnedMatrix:
         solve, reused (fresh ones each step cost their page faults again); None makes them."""
         P = np.ascontiguousarray(P, dtype=np.float64)
         C = P.shape[1]
+        tuples = self.tuple_layout() if C == 1 else None
         if work is None or work.V.shape != (self.n_rows, C):
-            group = kernels.scatter_group(self.offsets, C)
+            group = tuples.group if tuples is not None else kernels.scatter_group(self.offsets, C)
             acc = (np.empty(self.n_columns) if C == 1
                    else kernels.update_scratch(self.offsets, nb.get_num_threads(), C, group))
-            work = StepBuffers(map_new_pages(np.empty((self.n_rows, C))), map_new_pages(acc), group)
-        if C == 1:  # 1-D views: the one-target kernel, which the compiler vectorizes and unrolls
+            work = StepBuffers(map_new_pages(np.empty((self.n_rows, C))), map_new_pages(acc), group,
+                               None if tuples is None else np.empty(tuples.n_tuples))
+        if tuples is not None:  # S p = T (B p): the tuples' sums, then one load a row and run
+            _tuple_kernels.tuple_sums(P.reshape(-1), tuples.members, work.tuples)
+            _tuple_kernels.gather_tuples(tuples.tuple_ids, tuples.starts, work.tuples, work.V.reshape(-1))
+        elif C == 1:  # 1-D views: the one-target kernel, which the compiler vectorizes and unrolls
             kernels.gather_vector(self.ids, P.reshape(-1), self.offsets, work.V.reshape(-1))
         else:
             kernels.gather(self.ids, P, work.V)
@@ -156,7 +167,13 @@ class BinnedMatrix:
         m = np.empty(0) if inv_diag is None else inv_diag
         C = P.shape[1]
         sums = np.empty((self.n_grids, kernels.N_SUMS, C))
-        if C == 1:
+        if work.tuples is not None:
+            tuples = self.tuple_layout()
+            _tuple_kernels.scatter_update_tuples(
+                tuples.tuple_ids, work.V.reshape(-1), tuples.starts, tuples.members, tuples.k, self.offsets,
+                P.reshape(-1), W.reshape(-1), Rk.reshape(-1), m, self.scale ** 2, float(lam), float(alpha[0]),
+                work.tuples, work.acc, sums.reshape(self.n_grids, kernels.N_SUMS), work.group)
+        elif C == 1:
             kernels.scatter_update_vector(self.ids, work.V.reshape(-1), self.offsets, P.reshape(-1), W.reshape(-1),
                                           Rk.reshape(-1), m, self.scale ** 2, float(lam), float(alpha[0]), work.acc,
                                           sums.reshape(self.n_grids, kernels.N_SUMS), work.group)
@@ -165,6 +182,29 @@ class BinnedMatrix:
                                    np.ascontiguousarray(alpha, dtype=np.float64), work.acc, sums, work.group)
         total = sums.sum(axis=0)  # grid by grid, in numpy's own order (the same on any thread count)
         return total[0], total[1]
+
+    def tuple_layout(self) -> TupleLayout | None:
+        """Z's 0/1 pattern as S = T B (`features.tuples`), built the first time a one-target CG step asks for
+        it and kept, or None where it does not pay; ids are never changed after construction. Most rows of a
+        larger matrix (`rows`: a held-out split's, whose CG goes on over every row next) take that matrix's
+        layout's rows, so a fit numbers its tuples once."""
+        if self._tuples is False and self._tuples_from is not None:
+            source, rows = self._tuples_from
+            whole = source.tuple_layout()
+            if whole is not None:
+                tuple_ids = map_new_pages(np.empty((whole.tuple_ids.shape[0], len(rows)), dtype=whole.tuple_ids.dtype))
+                take_rows(whole.tuple_ids, rows, tuple_ids)
+                whole = replace(whole, tuple_ids=tuple_ids)
+            self._tuples, self._tuples_from = whole, None
+        if self._tuples is False:
+            self._tuples = tuple_layout(self.ids, self.offsets, memory_limit_bytes())
+        return self._tuples
+
+    @staticmethod
+    def compile_tuple_kernels() -> None:
+        """Compile the tuple layout's kernels (`tuples.compile_kernels`): a fit's warm-up, whose few rows
+        never pick that layout."""
+        compile_kernels()
 
     def column_counts(self) -> np.ndarray:
         """S^T 1: each column's rows (its bin's count), as float64 (exact below 2^53), counted once by the
@@ -201,6 +241,8 @@ class BinnedMatrix:
         ids = map_new_pages(np.empty((self.n_grids, len(rows)), dtype=self.ids.dtype))
         take_rows(self.ids, rows, ids)
         kept = BinnedMatrix(ids, self.offsets)
+        if 2 * len(rows) > self.n_rows:
+            kept._tuples_from = (self, rows)
         if self._column_counts is not None and 2 * len(rows) > self.n_rows:
             # most rows kept, their counts known: the counts less those of the rows left out (exact: integers
             # in float64), counted over the few rows, not the many

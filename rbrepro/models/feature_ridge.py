@@ -398,6 +398,8 @@ class _FeatureRidge(BaseEstimator):
             Z.rows(np.ones(n, dtype=bool))
         if hasattr(Z, "row_gram"):  # plain CG in row space (a wide Z), whose kernels 8 rows may never pick
             ridge_cg_rows(Z, np.ones((n, 2)), 1.0, 1, 0.0)
+        if hasattr(Z, "compile_tuple_kernels"):  # a one-target step on many rows and few bins (features.tuples)
+            Z.compile_tuple_kernels()
 
     def cost(self) -> dict:
         return feature_cost(self)

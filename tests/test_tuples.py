@@ -1,0 +1,172 @@
+"""The tuple layout of a Random Binning matrix (features.tuples): S = T B exactly, its numbering against
+plain numpy, and a CG step and solve on it against the plain layout and a dense reference."""
+
+import numba
+import numpy as np
+import pytest
+
+from rbrepro.features import BinnedMatrix, tuples
+from rbrepro.features import _tuple_kernels as kernels
+from rbrepro.features import reference as ref
+from rbrepro.features._matvec_kernels import reference_update
+from rbrepro.solvers import ridge_cg
+
+
+def few_bins(n_rows, n_grids, bins, seed=0, hot=None):
+    """ids of n_grids grids with `bins` bins each (every bin used), rows spread uniformly, or, with hot,
+    that share of the rows in each grid's first bin (popular bins: long runs of one address)."""
+    rng = np.random.default_rng(seed)
+    offsets = np.arange(n_grids + 1, dtype=np.int64) * bins
+    local = rng.integers(0, bins, (n_grids, n_rows))
+    local[:, :bins] = np.arange(bins)
+    if hot is not None:
+        local[rng.random((n_grids, n_rows)) < hot] = 0
+    return (local + offsets[:-1, None]).astype(np.int32), offsets
+
+
+def plain(Z):
+    """The same matrix, held to the plain layout."""
+    twin = BinnedMatrix(Z.ids, Z.offsets)
+    twin._tuples = None
+    return twin
+
+
+@pytest.mark.parametrize(("k", "n_grids"), [(k, n) for n in (1, 5, 8) for k in (1, 2, 3, 4) if k <= n])
+def test_numbering_equals_numpy_and_rebuilds_every_row(k, n_grids):
+    ids, offsets = few_bins(400, n_grids, 3, seed=k + n_grids)
+    layout = tuples.number_runs(ids, offsets, k)
+    tuple_ids, members, starts = kernels.reference_number_tuples(ids, offsets, k)
+    np.testing.assert_array_equal(layout.tuple_ids, tuple_ids)
+    np.testing.assert_array_equal(layout.members, members)
+    np.testing.assert_array_equal(layout.starts, starts)
+    # S = T B: each row's tuple names its bins in every grid of the run, -1 past the last grid
+    for s in range(layout.tuple_ids.shape[0]):
+        rows_bins = layout.members[int(layout.starts[s]) + layout.tuple_ids[s].astype(np.int64)]
+        for m in range(k):
+            g = s * k + m
+            expected = ids[g] if g < n_grids else np.full(ids.shape[1], -1)
+            np.testing.assert_array_equal(rows_bins[:, m], expected)
+    # the tuples of a run are distinct, and each tuple's number lies in its run's range
+    for s in range(len(starts) - 1):
+        block = layout.members[starts[s]:starts[s + 1]]
+        assert len(np.unique(block, axis=0)) == len(block)
+        assert (layout.tuple_ids[s] < starts[s + 1] - starts[s]).all()
+
+
+def test_a_row_in_an_unseen_bin_gets_no_layout():
+    ids, offsets = few_bins(500, 8, 3)
+    ids[3, 17] = -1  # a test row's bin that training never saw
+    assert tuples.choose_run(ids, offsets) is None
+    assert tuples.number_runs(ids, offsets, 2) is None
+    assert BinnedMatrix(ids, offsets).tuple_layout() is None
+
+
+def test_the_layout_is_chosen_where_tuples_are_few_beside_the_rows():
+    few, offsets = few_bins(4000, 16, 3)
+    k = tuples.choose_run(few, offsets)
+    assert k == max(tuples.RUN_LENGTHS)  # 3^4 = 81 tuples at most: 1/4 + 81/4000 of the plain loads
+    many, wide = few_bins(4000, 16, 500)  # 500 bins a grid: pairs are nearly all distinct
+    assert tuples.choose_run(many, wide) is None
+    assert BinnedMatrix(many, wide).tuple_layout() is None
+    # a memory limit the layout would overrun: the plain layout serves
+    assert tuples.tuple_layout(few, offsets, limit_bytes=1000) is None
+    assert tuples.tuple_layout(few, offsets, limit_bytes=1e12).k == k
+
+
+def test_keys_that_would_overflow_are_not_tried():
+    offsets = np.array([0, 2 ** 20, 2 ** 21, 2 ** 21 + 2 ** 20, 2 ** 22], dtype=np.int64)
+    assert tuples.fits_key(offsets, 3) and not tuples.fits_key(offsets, 4)
+
+
+@pytest.mark.parametrize("n_grids", [8, 11])  # 11: a shorter last run
+@pytest.mark.parametrize("preconditioned", [False, True])
+@pytest.mark.parametrize("hot", [None, 0.9])
+def test_a_cg_step_on_tuples_equals_the_plain_layout_and_dense_algebra(n_grids, preconditioned, hot):
+    ids, offsets = few_bins(3000, n_grids, 3, seed=n_grids, hot=hot)
+    Z = BinnedMatrix(ids, offsets)
+    assert Z.tuple_layout() is not None
+    rng = np.random.default_rng(1)
+    D = Z.n_columns
+    P = rng.standard_normal((D, 1))
+    W0, R0 = rng.standard_normal((D, 1)), rng.standard_normal((D, 1))
+    inv_diag = rng.random(D) if preconditioned else np.empty(0)
+    alpha = np.array([0.37])
+    results = []
+    for matrix in (Z, plain(Z)):
+        W, Rk = W0.copy(), R0.copy()
+        work, zp = matrix.normal_gather(P)
+        sums = matrix.normal_update(work, P, 0.1, alpha, W, Rk, inv_diag if preconditioned else None)
+        results.append((work.V.copy(), zp, W, Rk, sums))
+    assert results[0][0] is not None and Z.tuple_layout() is not None
+    dense = ref.dense_features(ids, D) / Z.scale  # the 0/1 pattern S
+    Wd, Rd = W0.copy(), R0.copy()
+    expected = reference_update(dense, P, Wd, Rd, inv_diag, Z.scale ** 2, 0.1, alpha)
+    for V, zp, W, Rk, (rr, rz) in results:
+        np.testing.assert_allclose(V, dense @ P, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(zp, ((dense @ P) ** 2).sum(0) * Z.scale ** 2, rtol=1e-12)
+        np.testing.assert_allclose(W, Wd, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(Rk, Rd, rtol=1e-12, atol=1e-11)
+        np.testing.assert_allclose(rr, expected[0], rtol=1e-12)
+        np.testing.assert_allclose(rz, expected[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("preconditioned", [False, True])
+def test_a_solve_on_tuples_equals_the_direct_solution(preconditioned):
+    ids, offsets = few_bins(3000, 12, 4, seed=3, hot=0.5)
+    Z = BinnedMatrix(ids, offsets)
+    rng = np.random.default_rng(2)
+    y = rng.standard_normal(Z.n_rows)
+    dense = ref.dense_features(ids, Z.n_columns)  # Z, scaled
+    direct = np.linalg.solve(dense.T @ dense + 0.01 * np.eye(Z.n_columns), dense.T @ y)
+    result = ridge_cg(Z, y, 0.01, maxit=2000, tol=1e-12, preconditioned=preconditioned, x0=np.zeros(Z.n_columns))
+    assert Z.tuple_layout() is not None and result.converged
+    np.testing.assert_allclose(result.coef[:, 0], direct, atol=1e-8)
+    twin = ridge_cg(plain(Z), y, 0.01, maxit=2000, tol=1e-12, preconditioned=preconditioned,
+                    x0=np.zeros(Z.n_columns))
+    np.testing.assert_allclose(result.coef, twin.coef, atol=1e-9)
+
+
+def test_the_same_bits_on_one_thread_and_two():
+    ids, offsets = few_bins(5000, 16, 3, seed=4, hot=0.3)
+    y = np.random.default_rng(3).standard_normal(5000)
+    before = numba.get_num_threads()
+    coefs = []
+    try:
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            Z = BinnedMatrix(ids, offsets)
+            coefs.append(ridge_cg(Z, y, 0.01, maxit=20, tol=1e-14, preconditioned=True,
+                                  x0=np.zeros(Z.n_columns)).coef)
+            assert Z.tuple_layout() is not None
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(coefs[0], coefs[1])
+
+
+def test_most_rows_of_a_matrix_take_its_layout_and_few_number_their_own():
+    ids, offsets = few_bins(4000, 12, 3, seed=5)
+    Z = BinnedMatrix(ids, offsets)
+    mask = np.random.default_rng(4).random(4000) < 0.9
+    kept = Z.rows(mask)
+    whole = Z.tuple_layout()
+    np.testing.assert_array_equal(kept.tuple_layout().tuple_ids, whole.tuple_ids[:, mask])
+    assert kept.tuple_layout().members is whole.members
+    few = Z.rows(~mask)  # a tenth of the rows: numbered on their own
+    np.testing.assert_array_equal(few.tuple_layout().tuple_ids,
+                                  tuples.number_runs(ids[:, ~mask], offsets, few.tuple_layout().k).tuple_ids)
+    # a step on the kept rows is the plain layout's
+    P = np.random.default_rng(5).standard_normal((Z.n_columns, 1))
+    np.testing.assert_allclose(kept.normal_gather(P)[1], plain(kept).normal_gather(P)[1], rtol=1e-12)
+
+
+def test_runs_with_more_tuples_than_uint16_holds_keep_uint32_ids():
+    narrow, offsets = few_bins(70_000, 4, 3, seed=6)  # more rows than uint16 counts, few tuples: narrowed
+    assert tuples.number_runs(narrow, offsets, 2).tuple_ids.dtype == np.uint16
+    wide, wide_offsets = few_bins(70_000, 4, 1000, seed=7)  # about 67,700 distinct pairs a run
+    layout = tuples.number_runs(wide, wide_offsets, 2)
+    assert layout.tuple_ids.dtype == np.uint32 and np.diff(layout.starts).max() > 2 ** 16
+    Z = BinnedMatrix(wide, wide_offsets)
+    Z._tuples = layout  # held to this layout (it would not pay here), to check its kernels on uint32 ids
+    P = np.random.default_rng(8).standard_normal((Z.n_columns, 1))
+    V = Z.normal_gather(P)[0].V
+    np.testing.assert_allclose(V, plain(Z).normal_gather(P)[0].V, rtol=1e-12, atol=1e-14)
