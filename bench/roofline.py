@@ -117,7 +117,8 @@ def parts(Z, Y: np.ndarray, lam: float) -> dict:
     out = {"alone": {"gather": best(lambda: Z.normal_gather(P, work)),
                      "scatter": best(lambda: Z.normal_update(work, P, lam, alpha, W, Rk, m)),
                      "update": best(lambda: ck.direction(P_next, P, Rk, m, beta, pp))},
-           "update_calls": 1, "group": work.group, "scratch_bytes": work.acc.nbytes}
+           "update_calls": 1, "group": work.group,
+           "scratch_bytes": work.acc.nbytes + (0 if work.tuples is None else work.tuples.nbytes)}
     out.update(in_sequence(Z, Y, lam))
     out["step"], out["setup"] = step_in_solve(Z, Y, lam, preconditioned=True)
     if rows_pay(Z.n_rows, D):  # plain CG, the authors' rule, runs in row space on this shape
@@ -224,29 +225,27 @@ def measure(name: str, R: int, data, Y: np.ndarray, machine: dict) -> None:
     # the streams of ids a row the step's gather and scatter walk: R grids' ids, or on the tuple layout
     # (features.tuples, one target only) a tuple id a run of grids, plus U k loads (the tuples' sums) and
     # U k read-modify-writes (their sums added into the bins) over the tuples
-    layout = Z.tuple_layout() if C == 1 else None
-    streams = R if layout is None else layout.tuple_ids.shape[0]
-    table_ops = 0 if layout is None else layout.n_tuples * layout.k
-    built = 0.0 if layout is None else best(lambda: tuple_layout(Z.ids, Z.offsets, memory_limit_bytes()), repeats=3)
-    counted = (f"{N * R * C:.3g}" if layout is None else
-               f"on the tuple layout ({layout.k} grids a run, U = {layout.n_tuples} tuples, built once a fit in "
-               f"{built * 1e3:.3g} ms): {N * streams:.3g} + {table_ops:.3g}")
+    layout, streams, id_bytes, table_ops, counted = walked_streams(Z, C)
     # the new direction reads Rk, P and M (D long) and writes P_next (P itself for several targets); the
     # scatter's update reads P, W, Rk and M and writes W and Rk
     vector_bytes = 8 * D * (4 * C + 1)
-    # in the solve, every pass over the vectors follows a pass over the ids (4 N R bytes): the bandwidth of
-    # every floor that counts bytes is the stream's over as many bytes as a step touches, the vectors (their
-    # distinct arrays), the ids, V and the scatter's scratch
-    step_bytes = 8 * D * ((4 if C == 1 else 3) * C + 1) + 4 * N * streams + 8 * N * C + t["scratch_bytes"]
+    # in the solve, every pass over the vectors follows a pass over the ids: the bandwidth of every floor
+    # that counts bytes is the stream's over as many bytes as a step touches, the vectors (their distinct
+    # arrays), the ids the step walks (the tuple ids where it walks those), V and the scatter's scratch
+    step_bytes = (8 * D * ((4 if C == 1 else 3) * C + 1) + id_bytes * N * streams + 8 * N * C
+                  + t["scratch_bytes"])
     f = best_rates(floors(stream_bytes(step_bytes), 4 * N * R), machine)
-    s = streamed(N, streams, C, f)
+    s = streamed(N, streams, C, f, np.uint16 if id_bytes == 2 else np.uint32)
     bw = f["bytes_per_s"]
     where = f"{name} R={R}"
     shape = f"N = {N}, D = {D}, C = {C}"
-    floor_gather = max(s["loads"], (4 * N * streams + 8 * N * C) / bw) + table_ops / f["loads_per_s"]
+    # the tuple layout's gather first sums each tuple's bins (one more parallel call)
+    tables = 0.0 if layout is None else table_ops / f["loads_per_s"] + f["call_s"]
+    floor_gather = max(s["loads"], (id_bytes * N * streams + 8 * N * C) / bw) + tables
     # the scatter at the faster of its group sizes; its row vector is walked once per group, and its update
     # streams P, W, Rk and M in and W and Rk out
-    floor_scatter = scatter_floor(s, N, streams, C, 8 * D * (5 * C + 1), bw) + table_ops / f["rmw_per_s"]
+    floor_scatter = (scatter_floor(s, N, streams, C, 8 * D * (5 * C + 1), bw, id_bytes)
+                     + table_ops / f["rmw_per_s"])
     strict_gather = (N * streams * C + table_ops) / f["loads_per_s"]
     strict_scatter = (N * streams * C + table_ops) / f["rmw_per_s"]
     rates = (f"cores {f['loads_per_s'] / 1e9:.2f} G loads/s, {f['rmw_per_s'] / 1e9:.2f} G updates/s, "
@@ -277,18 +276,38 @@ def measure(name: str, R: int, data, Y: np.ndarray, machine: dict) -> None:
                            f"the step length) {rest * 1e3:.3f} ms; the parts alone "
                            f"{sum(alone.values()) * 1e3:.3f} ms; the solve's setup "
                            f"(Z^T y, the diagonal, first touch) {t['setup'] * 1e3:.1f} ms once"
-                           + ("" if layout is None else f", and the tuple layout {built * 1e3:.3g} ms once a fit"))
-    if "rows_step" in t:  # row space walks every grid's ids (it has no tuple layout)
-        plain = s if layout is None else streamed(N, R, C, f)
-        rows_gather = max(plain["loads"], (4 * N * R + 8 * N * C) / bw)
-        record_rows_step(where, shape, t["rows_step"], rows_gather, plain, N, R, C, D, f)
+                           + ("" if layout is None else ", and the tuple layout's build once a fit (its rows say it)"))
+    if "rows_step" in t:  # row space walks every grid's ids (it has no tuple layout): its own floors where
+        # the PCG step's walk the tuples
+        g = f if layout is None else best_rates(floors(stream_bytes(step_bytes + 4 * N * R - id_bytes * N * streams),
+                                                       4 * N * R), machine)
+        plain = s if layout is None else streamed(N, R, C, g)
+        rows_gather = max(plain["loads"], (4 * N * R + 8 * N * C) / g["bytes_per_s"])
+        record_rows_step(where, shape, t["rows_step"], rows_gather, plain, N, R, C, D, g)
     record_featurize(where, shape, X, R, D, t_feat, passes, f, rates)
 
 
-def scatter_floor(s: dict, N: int, R: int, C: int, column_bytes: float, bw: float) -> float:
+def walked_streams(Z, C: int) -> tuple:
+    """What a step's gather and scatter walk: (the tuple layout or None, streams of ids a row, bytes an id,
+    operations over the tuples, the count as the notes say it). R grids' int32 ids, or on the tuple layout
+    (features.tuples, one target only) a tuple id a run of grids, plus U k loads (the tuples' sums) and U k
+    read-modify-writes (their sums added into the bins) over the tuples; its build is timed here."""
+    N, R = Z.n_rows, Z.n_grids
+    layout = Z.tuple_layout() if C == 1 else None
+    if layout is None:
+        return None, R, 4, 0, f"{N * R * C:.3g}"
+    streams, id_bytes, table_ops = layout.tuple_ids.shape[0], layout.tuple_ids.itemsize, layout.n_tuples * layout.k
+    built = best(lambda: tuple_layout(Z.ids, Z.offsets, memory_limit_bytes()), repeats=3)
+    counted = (f"on the tuple layout ({layout.k} grids a run, U = {layout.n_tuples} tuples, {8 * id_bytes}-bit ids, "
+               f"built once a fit in {built * 1e3:.3g} ms): {N * streams:.3g} + {table_ops:.3g}")
+    return layout, streams, id_bytes, table_ops, counted
+
+
+def scatter_floor(s: dict, N: int, R: int, C: int, column_bytes: float, bw: float, id_bytes: int = 4) -> float:
     """A scatter's floor at the faster of its group sizes: its read-modify-writes streamed (`streamed`), or
-    its bytes at bandwidth: the ids, V read once a group and `column_bytes` of D-long arrays it moves."""
-    return min(max(seconds, (4 * N * R + 8 * N * C * (R // lanes + 1) + column_bytes) / bw)
+    its bytes at bandwidth: the R streams of ids (id_bytes each), V read once a group and `column_bytes` of
+    D-long arrays it moves."""
+    return min(max(seconds, (id_bytes * N * R + 8 * N * C * (R // lanes + 1) + column_bytes) / bw)
                for lanes, seconds in s["rmw"].items())
 
 

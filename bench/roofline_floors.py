@@ -157,13 +157,14 @@ def rmw_seconds(rng, tables: np.ndarray, lanes: int) -> float:
     return best(lambda: read_modify_writes(lane_ids, values, tables, lanes))
 
 
-def streamed(N: int, R: int, C: int, f: dict) -> dict:
+def streamed(N: int, R: int, C: int, f: dict, dtype=np.uint32) -> dict:
     """Seconds of the walks of the gather and the scatter (`gather_walk`, `scatter_walk`) over ids of the
     part's own shape (R x N, streamed from wherever they live, as the part's are), every access an L1 hit;
     for C targets each id's C loads or updates are counted at the cores' own rate, where they, not the
     stream, are the longer. The gather's walk is timed with 4 and 8 grids' ids streamed together
     ("loads": the faster); the scatter's at each of its group sizes ("rmw" maps the group size to its
-    seconds). A walk covers its whole groups of grids; its time is scaled to all R."""
+    seconds). A walk covers its whole groups of grids; its time is scaled to all R. dtype: the ids' (the
+    tuple layout's may be 16-bit)."""
     rng = np.random.default_rng(1)
     threads = nb.get_num_threads()
     table, out = rng.random(L1_DOUBLES), np.empty(threads)
@@ -172,7 +173,7 @@ def streamed(N: int, R: int, C: int, f: dict) -> dict:
     for lanes in sorted({*GATHER_STREAMS, *SCATTER_LANES}):
         rows = R - R % lanes
         ids = (rng.integers(0, L1_DOUBLES // lanes, (rows, N), dtype=np.int32)
-               + part_offsets(rows, lanes)[:, None]).astype(np.uint32)
+               + part_offsets(rows, lanes)[:, None]).astype(dtype)
         whole = R / max(rows, 1)  # a walk covers the grids of its whole groups: its time scaled to all R
         if lanes in GATHER_STREAMS:  # the faster of the walks (a pass a group, or two groups a pass)
             seconds = max(whole * best(lambda: gather_walk(ids, table, out, lanes)), N * R * C / f["loads_per_s"])

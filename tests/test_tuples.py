@@ -8,7 +8,7 @@ import pytest
 from rbrepro.features import BinnedMatrix, tuples
 from rbrepro.features import _tuple_kernels as kernels
 from rbrepro.features import reference as ref
-from rbrepro.features._matvec_kernels import reference_update
+from rbrepro.features._matvec_kernels import GROUP_SIZES, N_SUMS, reference_update
 from rbrepro.solvers import ridge_cg
 
 
@@ -53,6 +53,19 @@ def test_numbering_equals_numpy_and_rebuilds_every_row(k, n_grids):
         assert (layout.tuple_ids[s] < starts[s + 1] - starts[s]).all()
 
 
+def test_numbering_past_the_hash_tables_first_size_equals_numpy():
+    """About 1,000 and 2,600 tuples a run over 3,000 rows: the table doubles several times, across key
+    chunks."""
+    ids, offsets = few_bins(3000, 9, 10, seed=11)
+    for k in (3, 4):
+        layout = tuples.number_runs(ids, offsets, k)
+        assert np.diff(layout.starts).max() > 512  # the first table (1,024 slots) doubled twice at least
+        reference = kernels.reference_number_tuples(ids, offsets, k)
+        np.testing.assert_array_equal(layout.tuple_ids, reference[0])
+        np.testing.assert_array_equal(layout.members, reference[1])
+        np.testing.assert_array_equal(layout.starts, reference[2])
+
+
 def test_a_row_in_an_unseen_bin_gets_no_layout():
     ids, offsets = few_bins(500, 8, 3)
     ids[3, 17] = -1  # a test row's bin that training never saw
@@ -63,8 +76,8 @@ def test_a_row_in_an_unseen_bin_gets_no_layout():
 
 def test_the_layout_is_chosen_where_tuples_are_few_beside_the_rows():
     few, offsets = few_bins(4000, 16, 3)
-    k = tuples.choose_run(few, offsets)
-    assert k == max(tuples.RUN_LENGTHS)  # 3^4 = 81 tuples at most: 1/4 + 81/4000 of the plain loads
+    k, count = tuples.choose_run(few, offsets)
+    assert k == max(tuples.RUN_LENGTHS) and count == 81  # 1/4 + 81/4000 of the plain loads
     many, wide = few_bins(4000, 16, 500)  # 500 bins a grid: pairs are nearly all distinct
     assert tuples.choose_run(many, wide) is None
     assert BinnedMatrix(many, wide).tuple_layout() is None
@@ -91,13 +104,14 @@ def test_a_cg_step_on_tuples_equals_the_plain_layout_and_dense_algebra(n_grids, 
     W0, R0 = rng.standard_normal((D, 1)), rng.standard_normal((D, 1))
     inv_diag = rng.random(D) if preconditioned else np.empty(0)
     alpha = np.array([0.37])
-    results = []
+    results, works = [], []
     for matrix in (Z, plain(Z)):
         W, Rk = W0.copy(), R0.copy()
         work, zp = matrix.normal_gather(P)
         sums = matrix.normal_update(work, P, 0.1, alpha, W, Rk, inv_diag if preconditioned else None)
         results.append((work.V.copy(), zp, W, Rk, sums))
-    assert results[0][0] is not None and Z.tuple_layout() is not None
+        works.append(work)
+    assert works[0].tuples is not None and works[1].tuples is None  # the first step ran on the tuples
     dense = ref.dense_features(ids, D) / Z.scale  # the 0/1 pattern S
     Wd, Rd = W0.copy(), R0.copy()
     expected = reference_update(dense, P, Wd, Rd, inv_diag, Z.scale ** 2, 0.1, alpha)
@@ -127,7 +141,7 @@ def test_a_solve_on_tuples_equals_the_direct_solution(preconditioned):
 
 
 def test_the_same_bits_on_one_thread_and_two():
-    ids, offsets = few_bins(5000, 16, 3, seed=4, hot=0.3)
+    ids, offsets = few_bins(5000, 160, 3, seed=4, hot=0.3)  # 40 runs: three groups and five gather passes
     y = np.random.default_rng(3).standard_normal(5000)
     before = numba.get_num_threads()
     coefs = []
@@ -170,3 +184,59 @@ def test_runs_with_more_tuples_than_uint16_holds_keep_uint32_ids():
     P = np.random.default_rng(8).standard_normal((Z.n_columns, 1))
     V = Z.normal_gather(P)[0].V
     np.testing.assert_allclose(V, plain(Z).normal_gather(P)[0].V, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("group", GROUP_SIZES)
+@pytest.mark.parametrize("n_grids", [40, 41])  # 20 or 21 runs: full groups, a shorter one, a shorter last run
+def test_the_scatter_at_each_group_size_and_the_gather_over_many_runs_equal_dense_algebra(group, n_grids):
+    ids, offsets = few_bins(2000, n_grids, 3, seed=group + n_grids, hot=0.5)
+    layout = tuples.number_runs(ids, offsets, 2)
+    D = int(offsets[-1])
+    rng = np.random.default_rng(group)
+    S = ref.dense_features(ids, D) * np.sqrt(n_grids)
+    p, w0, r0, inv_diag = rng.standard_normal(D), rng.standard_normal(D), rng.standard_normal(D), rng.random(D)
+    t, v = np.empty(layout.n_tuples), np.empty(ids.shape[1])
+    kernels.tuple_sums(p, layout.members, t)
+    kernels.gather_tuples(layout.tuple_ids, layout.starts, t, v)
+    np.testing.assert_allclose(v, S @ p, rtol=1e-12, atol=1e-12)
+    w, r, acc = w0.copy(), r0.copy(), np.empty(D)
+    grid_sums = np.empty((n_grids, N_SUMS))
+    kernels.scatter_update_tuples(layout.tuple_ids, v, layout.starts, layout.members, layout.k, offsets, p, w, r,
+                                  inv_diag, 0.5, 0.1, 0.3, t, acc, grid_sums, group)
+    wd, rd = w0[:, None].copy(), r0[:, None].copy()
+    expected = reference_update(S, p[:, None], wd, rd, inv_diag, 0.5, 0.1, np.array([0.3]))
+    np.testing.assert_allclose(acc, S.T @ v, rtol=1e-12, atol=1e-10)
+    np.testing.assert_allclose(w, wd[:, 0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(r, rd[:, 0], rtol=1e-12, atol=1e-10)
+    np.testing.assert_allclose(grid_sums.sum(0), np.concatenate(expected), rtol=1e-11)
+
+
+def test_step_buffers_of_another_layout_are_made_again():
+    ids, offsets = few_bins(3000, 12, 3, seed=9)
+    Z, other = BinnedMatrix(ids, offsets), BinnedMatrix(*few_bins(3000, 12, 4, seed=10))
+    P = np.random.default_rng(6).standard_normal((Z.n_columns, 1))
+    work, _ = other.normal_gather(np.ones((other.n_columns, 1)))  # the same rows, another matrix's tuples
+    assert work.tuples.shape[0] != Z.tuple_layout().n_tuples
+    mine, zp = Z.normal_gather(P, work)
+    assert mine is not work and mine.tuples.shape[0] == Z.tuple_layout().n_tuples
+    np.testing.assert_allclose(zp, plain(Z).normal_gather(P)[1], rtol=1e-12)
+    plain_work, _ = plain(Z).normal_gather(P)
+    assert Z.normal_gather(P, plain_work)[0] is not plain_work  # plain buffers: no tuple scratch
+
+
+def test_a_pickled_matrix_leaves_its_layout_and_its_source_behind():
+    import gc
+    import pickle
+
+    ids, offsets = few_bins(3000, 12, 3, seed=12)
+    Z = BinnedMatrix(ids, offsets)
+    kept = Z.rows(np.arange(3000) % 10 != 0)
+    Z.tuple_layout()
+    copy = pickle.loads(pickle.dumps(kept))
+    assert copy._tuples is False and copy._tuples_from is None
+    k = kept.tuple_layout().k
+    np.testing.assert_array_equal(copy.tuple_layout().tuple_ids, tuples.number_runs(kept.ids, offsets, k).tuple_ids)
+    orphan = Z.rows(np.arange(3000) % 10 != 1)
+    del Z
+    gc.collect()
+    assert orphan.tuple_layout() is not None  # its source gone: numbered afresh

@@ -21,8 +21,10 @@ TUPLE_RUNS_PER_PASS = 8
 assert TUPLE_RUNS_PER_PASS == 8  # _gather_tuples spells out its eight runs
 #: Fibonacci hashing's multiplier, 2^64 / the golden ratio (`_number_run`)
 _GOLDEN = np.uint64(11400714819323198485)
-#: the first hash table's slots (a power of two); it doubles whenever it is half full
+#: the first hash table's slots (a power of two); it doubles whenever a quarter full
 _FIRST_SLOTS = 1024
+_FIRST_BITS = 10
+assert 2 ** _FIRST_BITS == _FIRST_SLOTS
 #: the rows whose keys are made in one pass before they are looked up (`_number_run`)
 KEY_CHUNK = 1024
 
@@ -40,8 +42,8 @@ def _number_run(ids, offsets, g0, g1, local, first):
     pass the compiler vectorizes, then looked up in an open-addressing hash table, doubled when a quarter
     full."""
     n = ids.shape[1]
-    bits = 10
     size = _FIRST_SLOTS
+    bits = _FIRST_BITS
     keys = np.empty(size, np.int64)
     vals = np.full(size, -1, np.int32)
     chunk = np.empty(KEY_CHUNK, np.int64)
@@ -168,8 +170,10 @@ def _gather_tuples(tuple_ids, starts, t, out, n_threads):
         for i in range(hi - lo):
             o[i] = 0.0
         for s0 in range(0, n_full, TUPLE_RUNS_PER_PASS):
-            c0, c1, c2, c3 = tuple_ids[s0, lo:hi], tuple_ids[s0 + 1, lo:hi], tuple_ids[s0 + 2, lo:hi], tuple_ids[s0 + 3, lo:hi]
-            c4, c5, c6, c7 = tuple_ids[s0 + 4, lo:hi], tuple_ids[s0 + 5, lo:hi], tuple_ids[s0 + 6, lo:hi], tuple_ids[s0 + 7, lo:hi]
+            c0, c1 = tuple_ids[s0, lo:hi], tuple_ids[s0 + 1, lo:hi]
+            c2, c3 = tuple_ids[s0 + 2, lo:hi], tuple_ids[s0 + 3, lo:hi]
+            c4, c5 = tuple_ids[s0 + 4, lo:hi], tuple_ids[s0 + 5, lo:hi]
+            c6, c7 = tuple_ids[s0 + 6, lo:hi], tuple_ids[s0 + 7, lo:hi]
             b0, b1, b2, b3 = starts[s0], starts[s0 + 1], starts[s0 + 2], starts[s0 + 3]
             b4, b5, b6, b7 = starts[s0 + 4], starts[s0 + 5], starts[s0 + 6], starts[s0 + 7]
             for i in range(hi - lo):

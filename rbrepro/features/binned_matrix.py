@@ -8,6 +8,7 @@ which each thread owns whole grids (disjoint column ranges).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, replace
 
 import numba as nb
@@ -35,6 +36,13 @@ class StepBuffers:
     group: int
     tuples: np.ndarray | None = None
 
+    def fits(self, n_rows: int, n_columns: int, C: int, n_tuples: int | None) -> bool:
+        """Whether these buffers serve a step on a matrix of this shape, C targets and tuple layout
+        (n_tuples, or None for the plain layout): a kernel indexes them without bounds checks."""
+        tuples = None if self.tuples is None else self.tuples.shape[0]
+        return (self.V.shape == (n_rows, C) and tuples == n_tuples
+                and (C > 1 or self.acc.shape == (n_columns,)) and (C == 1 or self.acc.ndim == 3))
+
 
 class BinnedMatrix:
     """Z = S / sqrt(R) with S the 0/1 bin-membership pattern, stored as column ids.
@@ -50,6 +58,9 @@ class BinnedMatrix:
         in training: the entry is absent).
     offsets : ndarray of shape (R + 1,), int64
         The first column of each grid; D = offsets[-1].
+    memory_limit_gb : float or None
+        The limit the tuple layout's memory is held to (`tuple_layout`), as `memory.memory_limit_bytes`
+        reads it.
 
     Attributes
     ----------
@@ -74,15 +85,16 @@ class BinnedMatrix:
     (True, (4,))
     """
 
-    def __init__(self, ids: np.ndarray, offsets: np.ndarray):
+    def __init__(self, ids: np.ndarray, offsets: np.ndarray, memory_limit_gb: float | None = None):
         self.ids = ids
         self.offsets = offsets
+        self.memory_limit_gb = memory_limit_gb
         self.n_grids, self.n_rows = ids.shape
         self.n_columns = int(offsets[-1])
         self.scale = 1.0 / np.sqrt(self.n_grids)
         self._column_counts = None
         self._tuples: TupleLayout | None | bool = False  # False: not looked at yet (`tuple_layout`)
-        self._tuples_from: tuple[BinnedMatrix, np.ndarray] | None = None  # (matrix, rows) that `rows` took
+        self._tuples_from: tuple[weakref.ref, np.ndarray] | None = None  # (matrix, rows) that `rows` took
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -141,7 +153,7 @@ class BinnedMatrix:
         P = np.ascontiguousarray(P, dtype=np.float64)
         C = P.shape[1]
         tuples = self.tuple_layout() if C == 1 else None
-        if work is None or work.V.shape != (self.n_rows, C):
+        if work is None or not work.fits(self.n_rows, self.n_columns, C, None if tuples is None else tuples.n_tuples):
             group = tuples.group if tuples is not None else kernels.scatter_group(self.offsets, C)
             acc = (np.empty(self.n_columns) if C == 1
                    else kernels.update_scratch(self.offsets, nb.get_num_threads(), C, group))
@@ -189,16 +201,27 @@ class BinnedMatrix:
         larger matrix (`rows`: a held-out split's, whose CG goes on over every row next) take that matrix's
         layout's rows, so a fit numbers its tuples once."""
         if self._tuples is False and self._tuples_from is not None:
-            source, rows = self._tuples_from
-            whole = source.tuple_layout()
-            if whole is not None:
-                tuple_ids = map_new_pages(np.empty((whole.tuple_ids.shape[0], len(rows)), dtype=whole.tuple_ids.dtype))
-                take_rows(whole.tuple_ids, rows, tuple_ids)
-                whole = replace(whole, tuple_ids=tuple_ids)
-            self._tuples, self._tuples_from = whole, None
-        if self._tuples is False:
-            self._tuples = tuple_layout(self.ids, self.offsets, memory_limit_bytes())
+            link, rows = self._tuples_from
+            self._tuples_from = None
+            source = link()
+            if source is not None:
+                whole = source.tuple_layout()
+                if whole is not None:
+                    tuple_ids = map_new_pages(np.empty((whole.tuple_ids.shape[0], len(rows)),
+                                                       dtype=whole.tuple_ids.dtype))
+                    take_rows(whole.tuple_ids, rows, tuple_ids)
+                    whole = replace(whole, tuple_ids=tuple_ids)
+                self._tuples = whole
+        if self._tuples is False:  # numbered afresh (the source matrix gone, or without a layout)
+            self._tuples = tuple_layout(self.ids, self.offsets, memory_limit_bytes(self.memory_limit_gb))
         return self._tuples
+
+    def __getstate__(self) -> dict:
+        """Pickled (a dask worker's split) without its tuple layout or the link to the matrix it took its
+        rows from (a weak reference): the layout is numbered again where a step needs it."""
+        state = dict(self.__dict__)
+        state["_tuples"], state["_tuples_from"] = False, None
+        return state
 
     @staticmethod
     def compile_tuple_kernels() -> None:
@@ -240,9 +263,9 @@ class BinnedMatrix:
         rows = np.flatnonzero(mask)
         ids = map_new_pages(np.empty((self.n_grids, len(rows)), dtype=self.ids.dtype))
         take_rows(self.ids, rows, ids)
-        kept = BinnedMatrix(ids, self.offsets)
-        if 2 * len(rows) > self.n_rows:
-            kept._tuples_from = (self, rows)
+        kept = BinnedMatrix(ids, self.offsets, self.memory_limit_gb)
+        if 2 * len(rows) > self.n_rows:  # a weak link: the kept rows never hold the whole matrix alive
+            kept._tuples_from = (weakref.ref(self), rows)
         if self._column_counts is not None and 2 * len(rows) > self.n_rows:
             # most rows kept, their counts known: the counts less those of the rows left out (exact: integers
             # in float64), counted over the few rows, not the many

@@ -355,7 +355,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         col_offsets = np.zeros(len(n_bins) + 1, dtype=np.int64)
         col_offsets[1:] = np.cumsum(n_bins)
         kernels.add_grid_offsets(ids, 0, col_offsets)
-        Z = BinnedMatrix(ids, col_offsets)
+        Z = BinnedMatrix(ids, col_offsets, self.memory_limit_gb)
         # each grid's largest bin, for kappa, from the bins' counts (kept by Z for PCG's preconditioner)
         max_count = (np.maximum.reduceat(Z.column_counts(), col_offsets[:-1]).astype(np.int64) if n
                      else np.zeros(len(n_bins), np.int64))
@@ -371,7 +371,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         ids = map_new_pages(np.empty((R, X.shape[0]), dtype=np.int32))
         for lo, hi, keys in self._batched_keys(X):
             kernels.lookup_columns(keys, lo, self._table_offsets, self._table_keys, self._table_ids, ids)
-        return BinnedMatrix(ids, self.column_offsets_)
+        return BinnedMatrix(ids, self.column_offsets_, self.memory_limit_gb)
 
     def transform(self, X) -> sp.csr_matrix:
         """Z as a scipy CSR matrix (N x D), for use inside scikit-learn pipelines."""

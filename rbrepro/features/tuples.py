@@ -19,17 +19,19 @@ from rbrepro.features import _tuple_kernels as kernels
 from rbrepro.features._matvec_kernels import GROUP_SIZES, N_SUMS, scatter_group
 from rbrepro.features._rows_kernels import take_rows
 
-#: the run lengths tried (grids a tuple)
-RUN_LENGTHS = (2, 3, 4)
+#: the run lengths tried (grids a tuple); 2 is not among them, since its share 1/2 + U/N is above LOADS_SHARE
+RUN_LENGTHS = (3, 4)
 #: a run length is used where its loads a row and grid, 1/k + U/N, are at most this share of the plain
 #: layout's. 50 PCG steps, median of 7 alternating in one process, 2 threads, AMD EPYC Zen 4, against the
 #: plain layout: cod_rna_split R = 256 (share 0.30 at k = 4) 265.7 -> 111.7 ms, R = 64 61.0 -> 41.7 ms;
 #: cadata R = 256 and ijcnn1 R = 256 (0.60 to 0.66 at k = 2 to 4: tuples nearly as many as rows, their
 #: sums in L2 where a grid's bins sit in L1) slower at every k, 140.0 -> 165 to 190 and 343.9 -> 390 to 416
 LOADS_SHARE = 0.5
-#: the layout's memory (its tuple ids, and while it is built each tuple's first row) may take at most
-#: this share of the memory limit; past it the plain layout serves
+#: the layout's memory while it is built (`layout_bytes`) may take at most this share of the memory limit;
+#: past it the plain layout serves
 MEMORY_SHARE = 0.25
+#: `layout_bytes` counts each run's tuples at this many times the first run's (runs are drawn alike)
+TUPLES_MARGIN = 2
 
 
 @dataclass
@@ -51,14 +53,15 @@ class TupleLayout:
 
 
 def fits_key(offsets: np.ndarray, k: int) -> bool:
-    """Whether k grids' bins make one 62-bit key (`_tuple_kernels._run_key`) for every run."""
+    """Whether k grids' bins make one 62-bit key (`_tuple_kernels._run_keys`) for every run."""
     widest = int(np.diff(offsets).max(initial=1))
     return k * math.log2(max(widest, 2)) < 62
 
 
-def choose_run(ids: np.ndarray, offsets: np.ndarray) -> int | None:
-    """The run length k in RUN_LENGTHS whose loads (1/k + U/N, U counted on the first k grids) are the
-    fewest, where they are at most LOADS_SHARE of the plain layout's; else None."""
+def choose_run(ids: np.ndarray, offsets: np.ndarray) -> tuple[int, int] | None:
+    """(k, the tuples of the first run) for the run length k in RUN_LENGTHS whose loads (1/k + U/N, U counted
+    on the first k grids) are the fewest, where they are at most LOADS_SHARE of the plain layout's; else
+    None (also where a row holds an unseen bin)."""
     n_grids, n = ids.shape
     best, best_share = None, LOADS_SHARE
     for k in RUN_LENGTHS:
@@ -69,24 +72,31 @@ def choose_run(ids: np.ndarray, offsets: np.ndarray) -> int | None:
             return None
         share = 1.0 / k + count / n
         if share <= best_share:
-            best, best_share = k, share
+            best, best_share = (k, count), share
     return best
+
+
+def layout_bytes(n_grids: int, n: int, k: int, first_count: int) -> float:
+    """The layout's bytes while it is built: its tuple ids (16 bits where n <= 2^16; else 32, and 16 more
+    where they are narrowed), each tuple's first row (32 bits a run and row), and its members (k int32 a
+    tuple, each run counted at TUPLES_MARGIN times the first run's tuples)."""
+    n_runs = -(-n_grids // k)
+    id_bytes = 2 if n <= 2 ** 16 else 6
+    return n_runs * n * (id_bytes + 4.0) + n_runs * TUPLES_MARGIN * first_count * k * 4.0
 
 
 def tuple_layout(ids: np.ndarray, offsets: np.ndarray, limit_bytes: float) -> TupleLayout | None:
     """The tuple layout of the matrix with these ids (R x N) and grid offsets, or None where it does not
-    pay (`choose_run`), where it would take more than MEMORY_SHARE of `limit_bytes`, or where a row holds an
-    unseen bin. Tuples are numbered in the order they first occur, each run on its own, so the layout is the
-    same on any number of threads."""
+    pay (`choose_run`), where it would take more than MEMORY_SHARE of `limit_bytes` (`layout_bytes`), or
+    where a row holds an unseen bin. Tuples are numbered in the order they first occur, each run on its own,
+    so the layout is the same on any number of threads."""
     n_grids, n = ids.shape
     if n == 0 or n_grids == 0:
         return None
-    k = choose_run(ids, offsets)
-    if k is None:
+    chosen = choose_run(ids, offsets)
+    if chosen is None or layout_bytes(n_grids, n, *chosen) > MEMORY_SHARE * limit_bytes:
         return None
-    if -(-n_grids // k) * n * 8.0 > MEMORY_SHARE * limit_bytes:
-        return None
-    return number_runs(ids, offsets, k)
+    return number_runs(ids, offsets, chosen[0])
 
 
 def number_runs(ids: np.ndarray, offsets: np.ndarray, k: int) -> TupleLayout | None:
