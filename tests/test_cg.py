@@ -239,3 +239,38 @@ def test_a_start_from_x0_begins_at_x0_with_its_true_residual(problem, on, C):
     more = ridge_cg(Z if on == "binned" else dense, Y, 0.1, maxit=5000, tol=1e-12, x0=x0, preconditioned=True)
     direct = np.linalg.solve(dense.T @ dense + 0.1 * np.eye(Z.n_columns), b)
     np.testing.assert_allclose(more.coef, direct, atol=1e-8)
+
+
+@pytest.mark.parametrize("on", ["binned", "dense"])
+@pytest.mark.parametrize("C", [1, 2])
+def test_solves_on_kept_buffers_take_the_same_steps_as_on_fresh_arrays(problem, on, C):
+    """A search and its final steps on one CGBuffers (models.feature_ridge): the same bits as on fresh
+    arrays, each solve writing over the last one's; a start from the last solve's coef (an array the
+    buffers hold) is copied before the buffers are written; rhs given or not."""
+    from rbrepro.solvers.cg import CGBuffers
+
+    Z, dense, Y = problem
+    fit = np.arange(Z.n_rows) < 250
+    Z, Z_fit = (Z, Z.rows(fit)) if on == "binned" else (dense, dense[fit])
+    Y = Y[:, :C]
+    first = ridge_cg(Z_fit, Y[fit], 0.1, maxit=7, preconditioned=True)
+    then = ridge_cg(Z, Y, 0.1, maxit=5, preconditioned=True, x0=first.coef)
+    buffers = CGBuffers()
+    kept_first = ridge_cg(Z_fit, Y[fit], 0.1, maxit=7, preconditioned=True, buffers=buffers)
+    np.testing.assert_array_equal(kept_first.coef, first.coef)
+    assert buffers.holds(kept_first.coef)
+    kept_then = ridge_cg(Z, Y, 0.1, maxit=5, preconditioned=True, x0=kept_first.coef, buffers=buffers)
+    np.testing.assert_array_equal(kept_then.coef, then.coef)
+    assert kept_then.coef is kept_first.coef  # the same array, written over
+    rhs = (Z.rmatvec(Y) if on == "binned" else dense.T @ Y).copy()
+    again = ridge_cg(Z, None, 0.1, maxit=5, rhs=rhs, buffers=buffers)
+    np.testing.assert_array_equal(again.coef, ridge_cg(Z, None, 0.1, maxit=5, rhs=rhs).coef)
+
+
+def test_rmatvec_writes_into_a_given_array_and_refuses_one_of_another_shape(problem):
+    Z, dense, Y = problem
+    out = np.full((Z.n_columns, 2), np.nan)
+    assert np.shares_memory(Z.rmatvec(Y, out=out), out)
+    np.testing.assert_allclose(out, dense.T @ Y, atol=1e-12)
+    with pytest.raises(ValueError, match=r"shape \(%d, 2\)" % Z.n_columns):
+        Z.rmatvec(Y, out=np.empty((Z.n_columns, 3)))

@@ -20,7 +20,7 @@ from rbrepro.models.feature_ridge import FINAL_STEPS
 from rbrepro.models.registry import SUBJECT, method_spec, splittable_methods
 from rbrepro.models.ridge_memory import featurize_memory, solve_memory
 from rbrepro.solver_registry import is_cg, solver_spec
-from rbrepro.solvers.cg import ridge_cg
+from rbrepro.solvers.cg import CGBuffers, ridge_cg
 from rbrepro.solvers.direct import solve_gram
 
 
@@ -106,14 +106,16 @@ def _split(model, runner, matrices: list, encoded: list, sizes: list[int], seed:
     return splits, n_held
 
 
-def _search(model, runner, splits: list, n_fit: int, D: int, y_mean: np.ndarray):
+def _search(model, runner, splits: list, n_fit: int, D: int, y_mean: np.ndarray, buffers: CGBuffers):
     """Early stopping's first pass: CG on the rows not held out, each step and each iterate's score
-    reduced from the workers; returns the rule, with the best iterate (the single-machine `_search`)."""
+    reduced from the workers; returns the rule, with the best iterate (the single-machine `_search`), and
+    leaves its arrays in `buffers` for the final steps."""
     operator = DistributedOperator(runner, runner.map(holdout.fit_matrix, splits), n_fit, D)
     stopper = holdout.DistributedValidation(runner, splits, y_mean, model._task, model.n_iter_no_change)
     stopper.start(np.zeros((D, y_mean.shape[0])))
     result = ridge_cg(operator, None, model.lam, model.maxit, model.tol, preconditioned=solver_spec(model.solver_).preconditioned,
-                      rhs=operator.rhs(runner.map(holdout.fit_targets, splits), y_mean), callback=stopper)
+                      rhs=operator.rhs(runner.map(holdout.fit_targets, splits), y_mean), callback=stopper,
+                      buffers=buffers)
     model.best_iteration_ = stopper.best_iteration
     model.search_iterations_ = result.iterations
     model.validation_scores_ = np.asarray(stopper.scores)
@@ -132,10 +134,12 @@ def _solve(model, operator: DistributedOperator, encoded: list, y_mean: np.ndarr
                  model.memory_limit_gb)
     model.best_iteration_, model.search_iterations_ = -1, 0
     if is_cg(model.solver_):
-        searched = None if splits is None else _search(model, runner, splits, operator.shape[0] - n_held, D, y_mean)
+        buffers = CGBuffers()  # the search's arrays serve its final steps, of the same shape
+        searched = None if splits is None else _search(model, runner, splits, operator.shape[0] - n_held, D, y_mean,
+                                                       buffers)
         result = ridge_cg(operator, None, model.lam, model.maxit if searched is None else FINAL_STEPS, model.tol,
                           preconditioned=solver_spec(model.solver_).preconditioned, rhs=operator.rhs(encoded, y_mean),
-                          x0=None if searched is None else searched.best_coef)
+                          x0=None if searched is None else searched.best_coef, buffers=buffers)
         model.coef_ = result.coef
         model.cg_iterations_ = result.iterations + (0 if searched is None else searched.best_iteration)
         model.cg_residual_ = float(result.relative_residual.max())

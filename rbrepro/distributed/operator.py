@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from rbrepro.distributed.cluster import ordered_sum
+from rbrepro.solvers.operator import into
 
 
 def _rmatvec(Z, V: np.ndarray) -> np.ndarray:
@@ -66,12 +67,12 @@ class DistributedOperator:
         """Z W, gathered in row order (the training scores)."""
         return np.concatenate(self.runner.gather(self.runner.map(scores_part, self.matrices, W), "Z w"), axis=0)
 
-    def rmatvec(self, V: np.ndarray) -> np.ndarray:
-        """Z^T V for V held here (N rows): each partition gets its rows."""
+    def rmatvec(self, V: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Z^T V for V held here (N rows): each partition gets its rows (into `out` where given)."""
         sizes = self.runner.gather(self.runner.map(_n_rows, self.matrices), "partition sizes")
         blocks = np.split(np.asarray(V, dtype=np.float64), np.cumsum(sizes)[:-1])
         futures = [self.runner.submit(rhs_part, Z, block, 0.0) for Z, block in zip(self.matrices, blocks)]
-        return ordered_sum(self.runner.gather(futures, "Z^T v"))
+        return into(ordered_sum(self.runner.gather(futures, "Z^T v")), out)
 
 
 def _diagonal_part(Z) -> np.ndarray:

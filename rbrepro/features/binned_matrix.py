@@ -119,10 +119,15 @@ class BinnedMatrix:
         out *= self.scale
         return out.reshape((self.n_rows,) + W.shape[1:])
 
-    def rmatvec(self, V: np.ndarray) -> np.ndarray:
-        """Z^T V for V of shape (N,) or (N, C)."""
+    def rmatvec(self, V: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Z^T V for V of shape (N,) or (N, C); out: a (D, C) float64 C-order array to write it into (a
+        solve's buffer, `solvers.cg.CGBuffers`), else a new one."""
         V2 = np.ascontiguousarray(V.reshape(self.n_rows, -1), dtype=np.float64)
-        out = map_new_pages(np.empty((self.n_columns, V2.shape[1])))
+        shape = (self.n_columns, V2.shape[1])
+        if out is None:
+            out = map_new_pages(np.empty(shape))
+        elif out.shape != shape or out.dtype != np.float64 or not out.flags.c_contiguous:
+            raise ValueError(f"rmatvec: out must be a C-order float64 array of shape {shape}")
         if V2.shape[1] == 1:
             kernels.scatter_vector(self.ids, V2[:, 0], self.offsets, out[:, 0])
         else:

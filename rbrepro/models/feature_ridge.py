@@ -44,7 +44,7 @@ from rbrepro.models.registry import SUBJECT, MethodSpec, method_spec
 from rbrepro.models.ridge_memory import cg_columns_per_pass, solve_memory
 from rbrepro.models.sigma_search import resolve_sigma
 from rbrepro.solver_registry import is_cg, ridge_solvers, solver_spec
-from rbrepro.solvers.cg import ridge_cg, ridge_cg_rows
+from rbrepro.solvers.cg import CGBuffers, ridge_cg, ridge_cg_rows
 from rbrepro.solvers.operator import DenseOperator, as_operator
 from rbrepro.solvers.stopping import (
     PATIENCE,
@@ -309,15 +309,15 @@ class _FeatureRidge(BaseEstimator):
             score = mean_sign_accuracy(part)
         return ValidationStopping(Z_val, score, self.n_iter_no_change)
 
-    def _search(self, split: tuple, lo: int, hi: int, C: int) -> ValidationStopping:
+    def _search(self, split: tuple, lo: int, hi: int, C: int, buffers: CGBuffers | None = None) -> ValidationStopping:
         """Early stopping's first pass for targets lo ... hi-1: CG on the rows not held out, each iterate
         scored on the held-out rows; returns the rule, whose best_iteration is the best one's step
-        count (0: the zero weights)."""
+        count (0: the zero weights). buffers: the solve's arrays, left for the final steps (`CGBuffers`)."""
         Z_fit, Y_fit, Z_val, Y_val = split
         stopper = self._stopping(Z_val, Y_val, lo, hi, C)
         stopper.start(np.zeros((self.n_columns_, hi - lo)))
         result = ridge_cg(Z_fit, Y_fit[:, lo:hi], self.lam, self.maxit, self.tol, preconditioned=solver_spec(self.solver_).preconditioned,
-                          callback=stopper)
+                          callback=stopper, buffers=buffers)
         self.best_iteration_ = max(self.best_iteration_, stopper.best_iteration)
         self.search_iterations_ = max(self.search_iterations_, result.iterations)
         self.validation_scores_ = np.asarray(stopper.scores)
@@ -339,12 +339,13 @@ class _FeatureRidge(BaseEstimator):
             per_pass = 1
         coef = np.empty((D, C)) if per_pass < C else None
         self.cg_iterations_, self.cg_residual_, self.cg_passes_ = 0, 0.0, 0
+        buffers = CGBuffers()  # the search's arrays serve its final steps, of the same shape
         for lo in range(0, C, per_pass):
             hi = min(C, lo + per_pass)
-            searched = None if split is None else self._search(split, lo, hi, C)
+            searched = None if split is None else self._search(split, lo, hi, C, buffers)
             result = ridge_cg(operator, Y[:, lo:hi], self.lam, self.maxit if searched is None else FINAL_STEPS,
                               self.tol, preconditioned=solver_spec(self.solver_).preconditioned,
-                              x0=None if searched is None else searched.best_coef)
+                              x0=None if searched is None else searched.best_coef, buffers=buffers)
             if coef is None:
                 coef = result.coef
             else:

@@ -57,6 +57,35 @@ class CGResult:
     converged: bool
 
 
+class CGBuffers:
+    """The D x C arrays of a solve, kept for the next solve of the same shape: early stopping's search and
+    its final steps (models.feature_ridge) are two solves of one shape, and each fresh array costs its page
+    faults again (on a VM whose host takes freed memory back, a slow part of a step; letter's 26 classes at
+    R = 256: 106 MB an array). A solve given buffers writes its right-hand side, residual, iterate and
+    directions into them, so the coefficients it returns are one of them: a caller copies them out before
+    the next solve with the same buffers."""
+
+    def __init__(self):
+        self._arrays: dict[str, np.ndarray] = {}
+
+    def take(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+        """The array kept as `name` where it has this shape (its old values), else a new one (float64, C
+        order, its pages mapped by map_new_pages), kept from then on."""
+        array = self._arrays.get(name)
+        if array is None or array.shape != shape:
+            array = self._arrays[name] = map_new_pages(np.empty(shape))
+        return array
+
+    def holds(self, array: np.ndarray) -> bool:
+        """Whether `array` shares memory with a kept array (the last solve's coef, say)."""
+        return any(np.shares_memory(array, kept) for kept in self._arrays.values())
+
+
+def _take(buffers: CGBuffers | None, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """`buffers.take(name, shape)`, or a new array where the solve keeps no buffers."""
+    return map_new_pages(np.empty(shape)) if buffers is None else buffers.take(name, shape)
+
+
 def gram_diagonal(Z) -> np.ndarray:
     """diag(Z^T Z) of an operator (solvers.operator): for RB, bin counts / R (Z^T Z restricted to
     one grid is exactly this diagonal, so a Jacobi preconditioner is exact on each grid's block);
@@ -96,7 +125,7 @@ def _inverse_power(diag: np.ndarray, lam: float) -> np.ndarray:
 
 def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float = TOL,
              preconditioned: bool = False, rhs: np.ndarray | None = None, callback=None,
-             x0: np.ndarray | None = None) -> CGResult:
+             x0: np.ndarray | None = None, buffers: CGBuffers | None = None) -> CGResult:
     """Solve (Z^T Z + lam I) W = Z^T Y by CG; Z needs matvec, rmatvec and shape.
 
     preconditioned=True preconditions with (diag(Z^T Z) + lam)^PRECONDITIONER_POWER (PCG); the stopping rule
@@ -106,19 +135,28 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
     callback(it, W): called after each iteration with the current iterate; returning True stops
     the loop there (a stopping rule that reads the iterates, solvers.stopping).
     x0: a starting iterate (D x C) instead of zero, e.g. a solve of nearly the same problem (its
-    residual costs one more application of Z^T Z); the relative residual stays against ||Z^T y||."""
+    residual costs one more application of Z^T Z); the relative residual stays against ||Z^T y||.
+    buffers: `CGBuffers` to take the D x C arrays from and leave them in (the returned coef is one of them);
+    the iterates are the same, bit for bit."""
     if lam < 0:
         raise InvalidParameter(f"lam must be >= 0, got {lam}")
     if maxit < 0:
         raise InvalidParameter(f"maxit must be >= 0, got {maxit}")
     Z = as_operator(Z)
+    if buffers is not None and x0 is not None and buffers.holds(x0):  # the last solve's coef, say: the
+        x0 = np.array(x0)  # buffers are written before x0 is read
     if (rhs is None and x0 is None and callback is None and not preconditioned and hasattr(Z, "row_gram")
             and rows_pay(*Z.shape)):
         return ridge_cg_rows(Z, Y, lam, maxit, tol)
     if rhs is None:
-        B = Z.rmatvec(np.asarray(Y, dtype=np.float64).reshape(Z.shape[0], -1))
-    else:
+        Y2 = np.asarray(Y, dtype=np.float64).reshape(Z.shape[0], -1)
+        B = Z.rmatvec(Y2) if buffers is None else Z.rmatvec(Y2, out=buffers.take("residual", (Z.shape[1], Y2.shape[1])))
+    elif buffers is None:
         B = np.array(rhs, dtype=np.float64).reshape(Z.shape[1], -1)
+    else:
+        given = np.asarray(rhs, dtype=np.float64).reshape(Z.shape[1], -1)
+        B = buffers.take("residual", given.shape)
+        np.copyto(B, given)
     n_cols, C = B.shape
     bnorm = np.sqrt(np.einsum("ij,ij->j", B, B))
     bnorm[bnorm == 0] = 1.0
@@ -127,16 +165,16 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
     split = hasattr(Z, "normal_gather") and hasattr(Z, "normal_update")
     Rk = np.ascontiguousarray(B)  # B is not needed again (its norm is bnorm): no copy, one D x C array fewer
     del B
-    W, work = _start(Z, Rk, x0, lam, split)
+    W, work = _start(Z, Rk, x0, lam, split, buffers)
     inv_diag = _preconditioner(Z, lam) if preconditioned else None
     m = np.empty(0) if inv_diag is None else inv_diag
-    P = map_new_pages(np.empty_like(Rk))
+    P = _take(buffers, "direction", Rk.shape)
     if preconditioned:
         np.multiply(Rk, inv_diag[:, None], out=P)
     else:
         np.copyto(P, Rk)
     # one target's new direction goes to a second buffer, several targets' over P (_cg_kernels)
-    P_next = map_new_pages(np.empty_like(P)) if C == 1 else P
+    P_next = _take(buffers, "next direction", P.shape) if C == 1 else P
     rz = np.einsum("ij,ij->j", Rk, P)
     rr = np.einsum("ij,ij->j", Rk, Rk)
     pp = np.einsum("ij,ij->j", P, P)
@@ -178,12 +216,17 @@ def _ratio_where(mask: np.ndarray, num: np.ndarray, den: np.ndarray) -> np.ndarr
     return np.where(mask, num / np.where(den > 0, den, 1.0), 0.0)
 
 
-def _start(Z, Rk: np.ndarray, x0: np.ndarray | None, lam: float, split: bool) -> tuple:
+def _start(Z, Rk: np.ndarray, x0: np.ndarray | None, lam: float, split: bool,
+           buffers: CGBuffers | None = None) -> tuple:
     """(W, the split step's buffers or None): W = 0, or W = x0 with Rk (Z^T y on entry) made x0's residual
     Z^T y - (Z^T Z + lam I) x0 in place: where the operator splits its step, by one split step of length 1
     along x0 from W = 0 (a gather and the fused scatter, no new D x C array), else a matvec and an rmatvec."""
     n_cols, C = Rk.shape
-    W = map_new_pages(np.zeros((n_cols, C)))
+    if buffers is None:
+        W = map_new_pages(np.zeros((n_cols, C)))
+    else:
+        W = buffers.take("iterate", (n_cols, C))
+        W.fill(0.0)
     if x0 is None:
         return W, None
     X0 = np.ascontiguousarray(np.asarray(x0, dtype=np.float64).reshape(n_cols, C))

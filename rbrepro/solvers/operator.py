@@ -38,7 +38,7 @@ class FeatureOperator(Protocol):
 
     def matvec(self, W: np.ndarray) -> np.ndarray: ...
 
-    def rmatvec(self, V: np.ndarray) -> np.ndarray: ...
+    def rmatvec(self, V: np.ndarray, out: np.ndarray | None = None) -> np.ndarray: ...
 
     def gram_diagonal(self) -> np.ndarray: ...
 
@@ -53,8 +53,8 @@ class DenseOperator:
     def matvec(self, W):
         return np.asarray(self.Z @ W.astype(self.Z.dtype, copy=False), dtype=np.float64)
 
-    def rmatvec(self, V):
-        return np.asarray(self.Z.T @ V.astype(self.Z.dtype, copy=False), dtype=np.float64)
+    def rmatvec(self, V, out=None):
+        return into(np.asarray(self.Z.T @ V.astype(self.Z.dtype, copy=False), dtype=np.float64), out)
 
     def gram_diagonal(self) -> np.ndarray:
         """The squared column norms."""
@@ -67,6 +67,15 @@ class DenseOperator:
     @property
     def nbytes(self) -> int:
         return int(self.Z.nbytes)
+
+
+def into(result: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+    """result, or result copied into `out` where the caller gave a buffer (an operator's rmatvec whose
+    product is made elsewhere: BLAS, the workers)."""
+    if out is None:
+        return result
+    np.copyto(out, result.reshape(out.shape))
+    return out
 
 
 def as_operator(Z) -> FeatureOperator:
