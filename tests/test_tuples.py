@@ -86,6 +86,26 @@ def test_the_layout_is_chosen_where_tuples_are_few_beside_the_rows():
     assert tuples.tuple_layout(few, offsets, limit_bytes=1e12).k == k
 
 
+@pytest.mark.parametrize("bins", [3, 6, 8, 12, 60])
+def test_a_count_that_stops_at_its_limit_chooses_as_the_whole_count_does(bins):
+    """choose_run stops counting once a run cannot pay: the same choice as the rule (1/k + U/N at most
+    LOADS_SHARE, the fewest loads) on whole counts, at tuple counts on either side of the bar."""
+    ids, offsets = few_bins(2000, 8, bins, seed=bins)
+    n = ids.shape[1]
+    whole = {k: kernels.count_run_tuples(ids, offsets, 0, k, n) for k in tuples.RUN_LENGTHS}
+    want, best = None, tuples.LOADS_SHARE
+    for k in tuples.RUN_LENGTHS:
+        if 1.0 / k + whole[k] / n <= best:
+            want, best = k, 1.0 / k + whole[k] / n
+    chosen = tuples.choose_run(ids, offsets)
+    assert (chosen[0] if chosen else None) == want
+    if chosen:
+        assert chosen[1] == whole[want]
+    for k, u in whole.items():
+        for limit in (0, u // 2, u - 1, u, u + 5):
+            assert kernels.count_run_tuples(ids, offsets, 0, k, limit) == min(u, limit + 1)
+
+
 def test_keys_that_would_overflow_are_not_tried():
     offsets = np.array([0, 2 ** 20, 2 ** 21, 2 ** 21 + 2 ** 20, 2 ** 22], dtype=np.int64)
     assert tuples.fits_key(offsets, 3) and not tuples.fits_key(offsets, 4)

@@ -35,10 +35,11 @@ def _slot(key, bits):
 
 
 @nb.njit(cache=True)
-def _number_run(ids, offsets, g0, g1, local, first):
+def _number_run(ids, offsets, g0, g1, local, first, limit):
     """Number the distinct tuples of bins (ids[g0, i], ..., ids[g1 - 1, i]) of the rows in the order each
     first occurs: local[i] = row i's tuple, first[j] = tuple j's first row. Returns the number of tuples,
-    or -1 where a row holds an unseen bin. The keys (`_run_keys`) are made KEY_CHUNK rows at a time in a
+    or -1 where a row holds an unseen bin; or, as soon as they pass `limit`, limit + 1 (a count that only
+    sizes a run stops there, the rows after it neither numbered nor checked). The keys (`_run_keys`) are made KEY_CHUNK rows at a time in a
     pass the compiler vectorizes, then looked up in an open-addressing hash table, doubled when a quarter
     full."""
     n = ids.shape[1]
@@ -65,6 +66,8 @@ def _number_run(ids, offsets, g0, g1, local, first):
             first[count] = i
             local[i] = count
             count += 1
+            if count > limit:
+                return count
             if 4 * count > size:  # double the table, every key moved to its new slot
                 old_keys, old_vals = keys, vals
                 bits += 1
@@ -102,11 +105,12 @@ def _run_keys(ids, offsets, g0, g1, lo, hi, out):
 
 
 @nb.njit(cache=True)
-def count_run_tuples(ids, offsets, g0, g1):
-    """The number of distinct tuples of bins in grids g0 ... g1-1 over the rows (how `tuples.choose_run`
-    sizes a run from its first grids)."""
+def count_run_tuples(ids, offsets, g0, g1, limit):
+    """The number of distinct tuples of bins in grids g0 ... g1-1 over the rows, or limit + 1 as soon as
+    they pass `limit`, or -1 where a row it reads holds an unseen bin (how `tuples.choose_run` sizes a run
+    from its first grids, and stops counting once the run cannot pay)."""
     n = ids.shape[1]
-    return _number_run(ids, offsets, g0, g1, np.empty(n, np.uint32), np.empty(n, np.int32))
+    return _number_run(ids, offsets, g0, g1, np.empty(n, np.uint32), np.empty(n, np.int32), limit)
 
 
 @nb.njit(parallel=True, cache=True)
@@ -117,7 +121,7 @@ def number_tuples(ids, offsets, k, tuple_ids, first, counts):
     is sequential within a run, so the same on any thread count."""
     n_grids = ids.shape[0]
     for s in nb.prange(tuple_ids.shape[0]):
-        counts[s] = _number_run(ids, offsets, s * k, min(n_grids, s * k + k), tuple_ids[s], first[s])
+        counts[s] = _number_run(ids, offsets, s * k, min(n_grids, s * k + k), tuple_ids[s], first[s], ids.shape[1])
 
 
 @nb.njit(parallel=True, cache=True)

@@ -61,13 +61,14 @@ def fits_key(offsets: np.ndarray, k: int) -> bool:
 def choose_run(ids: np.ndarray, offsets: np.ndarray) -> tuple[int, int] | None:
     """(k, the tuples of the first run) for the run length k in RUN_LENGTHS whose loads (1/k + U/N, U counted
     on the first k grids) are the fewest, where they are at most LOADS_SHARE of the plain layout's; else
-    None (also where a row holds an unseen bin)."""
+    None (also where a row holds an unseen bin). A count stops once it passes the most tuples that could
+    still pay (ijcnn1, cadata: their tuples are nearly as many as their rows), one past it for rounding."""
     n_grids, n = ids.shape
     best, best_share = None, LOADS_SHARE
     for k in RUN_LENGTHS:
-        if k > n_grids or not fits_key(offsets, k):
+        if k > n_grids or not fits_key(offsets, k) or best_share <= 1.0 / k:
             continue
-        count = kernels.count_run_tuples(ids, offsets, 0, k)
+        count = kernels.count_run_tuples(ids, offsets, 0, k, int((best_share - 1.0 / k) * n) + 1)
         if count < 0:  # an unseen bin (-1): not a training matrix
             return None
         share = 1.0 / k + count / n
@@ -125,7 +126,7 @@ def compile_kernels() -> None:
     group sizes, on 4 rows: a fit's warm-up, so that timings exclude compilation."""
     ids = np.array([[0, 1, 0, 1], [2, 2, 3, 3]], dtype=np.int32)
     offsets = np.array([0, 2, 4], dtype=np.int64)
-    kernels.count_run_tuples(ids, offsets, 0, 2)
+    kernels.count_run_tuples(ids, offsets, 0, 2, 4)
     layout = number_runs(ids, offsets, 2)
     p, w, r, acc, v = np.zeros(4), np.zeros(4), np.zeros(4), np.empty(4), np.zeros(4)
     t = np.empty(layout.n_tuples)
