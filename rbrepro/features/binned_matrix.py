@@ -152,8 +152,20 @@ class BinnedMatrix:
 
     def normal_gather(self, P: np.ndarray, work: StepBuffers | None = None) -> tuple[StepBuffers, np.ndarray]:
         """The first half of a CG step on (Z^T Z + lam I) (solvers.operator): V = S P, the 0/1 pattern's
-        product (N x C), into `work`, and per column |Z p|^2 = |V|^2 / R, summed in an order fixed by the
-        shape (the same bits on any number of threads). work: the buffers of an earlier step of the same
+        product (N x C), into `work` (`pattern_gather`), and per column |Z p|^2 = |V|^2 / R
+        (`pattern_squares`)."""
+        work = self.pattern_gather(P, work)
+        return work, self.pattern_squares(work)
+
+    def pattern_squares(self, work: StepBuffers) -> np.ndarray:
+        """|Z p|^2 per column from `work.V` = S p: |V|^2 / R, summed in an order fixed by the shape (the same
+        bits on any number of threads)."""
+        squares = np.empty(work.V.shape[1])
+        column_squares(work.V, squares)
+        return squares * self.scale ** 2
+
+    def pattern_gather(self, P: np.ndarray, work: StepBuffers | None = None) -> StepBuffers:
+        """V = S P, the 0/1 pattern's product (N x C), into `work`: the buffers of an earlier step of the same
         solve, reused (fresh ones each step cost their page faults again); None makes them."""
         P = np.ascontiguousarray(P, dtype=np.float64)
         C = P.shape[1]
@@ -171,9 +183,7 @@ class BinnedMatrix:
             kernels.gather_vector(self.ids, P.reshape(-1), self.offsets, work.V.reshape(-1))
         else:
             kernels.gather(self.ids, P, work.V)
-        squares = np.empty(C)
-        column_squares(work.V, squares)
-        return work, squares * self.scale ** 2
+        return work
 
     def normal_update(self, work: StepBuffers, P: np.ndarray, lam: float, alpha: np.ndarray, W: np.ndarray,
                       Rk: np.ndarray, inv_diag: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -203,7 +213,7 @@ class BinnedMatrix:
     def tuple_layout(self) -> TupleLayout | None:
         """Z's 0/1 pattern as S = T B (`features.tuples`), built the first time a one-target CG step asks for
         it and kept, or None where it does not pay; ids are never changed after construction. Most rows of a
-        larger matrix (`rows`: a held-out split's, whose CG goes on over every row next) take that matrix's
+        larger matrix (`rows`: a distributed worker's held-out split, whose CG goes on over every row next) take that matrix's
         layout's rows, so a fit numbers its tuples once."""
         if self._tuples is False and self._tuples_from is not None:
             link, rows = self._tuples_from
@@ -257,6 +267,17 @@ class BinnedMatrix:
         counts = self.column_counts()
         top = int(counts.max(initial=0))
         return np.arange(top + 1, dtype=np.float64) * self.scale * self.scale, counts.astype(np.int32)
+
+    def kept_rows(self, held: np.ndarray):
+        """The rows a held-out split keeps (`held`: a boolean mask of the rows held out), seen by CG without
+        a copy of their ids, with the held-out rows' operator as `.held_out` (`features.kept_rows`)."""
+        from rbrepro.features.kept_rows import KeptRows  # it borrows this class's diagonal
+
+        held = np.asarray(held)
+        if held.dtype != bool or held.shape != (self.n_rows,):
+            raise InvalidParameter(f"kept_rows: a boolean mask of the {self.n_rows} rows is needed, got "
+                                   f"{held.dtype} of shape {held.shape}")
+        return KeptRows(self, held)
 
     def rows(self, mask: np.ndarray) -> BinnedMatrix:
         """The rows `mask` selects (a copy of their ids, `take_rows`), the same columns: a column none of

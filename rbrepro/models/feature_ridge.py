@@ -290,8 +290,12 @@ class _FeatureRidge(BaseEstimator):
         return held
 
     def _split(self, operator, Y: np.ndarray, held: np.ndarray) -> tuple:
-        """(Z of the rows not held out, their targets, Z of the held-out rows, theirs): copies of Z's
-        rows, checked against the memory limit beside Z first."""
+        """(Z of the rows not held out, their targets, Z of the held-out rows, theirs): views of Z's rows
+        where the operator has them (`kept_rows`: RB, whose steps on the kept rows also score the held-out
+        ones), else copies, checked against the memory limit beside Z first."""
+        if hasattr(operator, "kept_rows"):
+            kept = operator.kept_rows(held)
+            return kept, Y[~held], kept.held_out, Y[held]
         size = getattr(operator, "nbytes", 0)
         check_memory(f"the held-out split of Z ({self.n_validation_} of {held.shape[0]} rows)", 2.0 * size,
                      self.memory_limit_gb)
@@ -391,8 +395,8 @@ class _FeatureRidge(BaseEstimator):
                 # unbalanced labels (0, 1, 2, 2, ...): with balanced ones, rows that share every bin (a tiny
                 # sigma) give Z^T y = 0, CG stops before its first step and that step's kernels stay uncompiled
                 probe.fit(small, np.minimum(np.arange(n), n_classes - 1)).predict(small)
-        # early stopping's held-out split takes rows of the features (and their counts, where known): its own
-        # kernels, which the probe above, without early stopping, does not run
+        # early stopping's held-out split counts the held-out rows' bins (`kept_rows`) and a distributed worker's
+        # copies its rows: their own kernels, which the probe above, without early stopping, does not run
         Z = probe._transform(small)
         if hasattr(Z, "rows"):
             Z.gram_diagonal()
