@@ -77,7 +77,8 @@ def test_a_second_solve_on_kept_buffers_scores_its_own_iterate(split):
     kept, held_copy = Z.kept_rows(held), Z.rows(held)
     buffers = CGBuffers()
     first = ridge_cg(kept, Y[~held], 0.05, maxit=6, preconditioned=True, buffers=buffers)
-    assert kept.held_out.matvec(first.coef) is not None
+    np.testing.assert_allclose(kept.held_out.matvec(first.coef), held_copy.matvec(first.coef), rtol=1e-10,
+                               atol=1e-12)
     x0 = np.random.default_rng(4).standard_normal((Z.n_columns, 3))
     for start in (None, x0):
         def check(it, W):
@@ -87,6 +88,22 @@ def test_a_second_solve_on_kept_buffers_scores_its_own_iterate(split):
         again = ridge_cg(kept, Y[~held], 0.05, maxit=4, preconditioned=True, buffers=buffers, x0=start,
                          callback=check)
         assert again.coef is first.coef  # the same array, written over
+
+
+def test_after_the_final_steps_move_the_searchs_array_its_held_out_scores_are_gathered_anew(split):
+    """Early stopping's order: the search on the view, then the final steps on the whole matrix with the
+    same buffers, which move the very array the search's steps tracked; the held-out rows' product of the
+    result is then a gather of it, not the search's last scores."""
+    Z, held, Y = split
+    kept, held_copy = Z.kept_rows(held), Z.rows(held)
+    buffers = CGBuffers()
+    search = ridge_cg(kept, Y[~held], 0.05, maxit=5, preconditioned=True, buffers=buffers)
+    best = search.coef.copy()
+    final = ridge_cg(Z, Y, 0.05, maxit=3, preconditioned=True, buffers=buffers, x0=best)
+    assert final.coef is search.coef
+    np.testing.assert_allclose(kept.held_out.matvec(final.coef), held_copy.matvec(final.coef), rtol=1e-10,
+                               atol=1e-12)
+    assert kept.held_out.matvec(final.coef[:, 0]).shape == (int(held.sum()),)  # a 1-D iterate: 1-D scores
 
 
 def test_kept_rows_refuses_a_mask_that_is_not_one_of_its_rows():

@@ -106,6 +106,19 @@ def test_a_count_that_stops_at_its_limit_chooses_as_the_whole_count_does(bins):
             assert kernels.count_run_tuples(ids, offsets, 0, k, limit) == min(u, limit + 1)
 
 
+@pytest.mark.parametrize("n_tuples, chosen", [(100, (3, 100)), (101, None), (102, None)])
+def test_the_choice_at_the_bar_is_the_whole_counts(n_tuples, chosen):
+    """Runs of three grids whose tuples are exactly at the bar (1/3 + U/N = 1/2: U = N/6), one past it (the
+    count's limit) and two past it (where the count stops), the fourth grid a bin a row (k = 4 cannot pay)."""
+    n = 600
+    t = np.arange(n) % n_tuples
+    local = np.stack([t % 5, t // 5 % 5, t // 25, np.arange(n)])
+    widths = np.array([5, 5, 5, n])
+    offsets = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    ids = (local + offsets[:-1, None]).astype(np.int32)
+    assert tuples.choose_run(ids, offsets) == chosen
+
+
 def test_keys_that_would_overflow_are_not_tried():
     offsets = np.array([0, 2 ** 20, 2 ** 21, 2 ** 21 + 2 ** 20, 2 ** 22], dtype=np.int64)
     assert tuples.fits_key(offsets, 3) and not tuples.fits_key(offsets, 4)

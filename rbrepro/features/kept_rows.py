@@ -10,7 +10,8 @@ alpha Z_h p, kept up to date at no more loads, where the copy made scoring each 
 own. The whole matrix's tuple layout serves the search as it serves the final steps after it.
 
 The step gathers and scatters the held-out rows too (a tenth more than the kept rows alone), and |Z p|^2
-sums the kept rows with zeros among them: the step length differs from the copy's in its last bits.
+sums the kept rows with zeros among them: the step length differs from the copy's in its last bits, and
+the held-out scores, summed step by step, from a gather of the iterate in theirs.
 """
 
 from __future__ import annotations
@@ -18,15 +19,14 @@ from __future__ import annotations
 import numpy as np
 
 from rbrepro.features._rows_kernels import count_rows
-from rbrepro.features.binned_matrix import BinnedMatrix, StepBuffers
 
 
 class KeptRows:
-    """The rows of `whole` that `held` (a boolean mask of its rows) does not hold out, as a CG operator
-    (solvers.operator: shape, matvec, rmatvec, the diagonal, the split step); `held_out` is the held-out
-    rows' operator, whose products of the solve's own iterate come from its steps."""
+    """The rows of `whole` (a BinnedMatrix) that `held` (a boolean mask of its rows) does not hold out, as a
+    CG operator (solvers.operator: shape, matvec, rmatvec, the diagonal, the split step); `held_out` is the
+    held-out rows' operator, whose products of a solve's own iterate come from its steps while it runs."""
 
-    def __init__(self, whole: BinnedMatrix, held: np.ndarray):
+    def __init__(self, whole, held: np.ndarray):
         self.whole = whole
         self.held = np.asarray(held, dtype=bool)
         self.held_rows = np.flatnonzero(self.held)
@@ -56,10 +56,14 @@ class KeptRows:
             self._column_counts = self.whole.column_counts() - held
         return self._column_counts
 
-    gram_diagonal = BinnedMatrix.gram_diagonal
-    gram_diagonal_levels = BinnedMatrix.gram_diagonal_levels
+    def gram_diagonal(self) -> np.ndarray:
+        """diag(Z_k^T Z_k), as the whole matrix's class takes it from the counts."""
+        return type(self.whole).gram_diagonal(self)
 
-    def normal_gather(self, P: np.ndarray, work: StepBuffers | None = None) -> tuple[StepBuffers, np.ndarray]:
+    def gram_diagonal_levels(self) -> tuple[np.ndarray, np.ndarray]:
+        return type(self.whole).gram_diagonal_levels(self)
+
+    def normal_gather(self, P: np.ndarray, work=None) -> tuple:
         """The whole matrix's gather V = S p, the held-out rows' entries kept aside (S_h p) and cleared, and
         |Z_k p|^2 per column. Without `work` (a solve's first gather: solvers.operator) no iterate is tracked
         yet: a solve on kept buffers (solvers.cg.CGBuffers) starts from an array the last one moved."""
@@ -70,7 +74,7 @@ class KeptRows:
         work.V[self.held_rows] = 0.0
         return work, self.whole.pattern_squares(work)
 
-    def normal_update(self, work: StepBuffers, P: np.ndarray, lam: float, alpha: np.ndarray, W: np.ndarray,
+    def normal_update(self, work, P: np.ndarray, lam: float, alpha: np.ndarray, W: np.ndarray,
                       Rk: np.ndarray, inv_diag: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """The whole matrix's fused scatter of V (zero on the held-out rows: Z_k^T Z_k p), and the held-out
         scores of W moved as W is. An iterate not seen before is scored in full first (zero where W is)."""
@@ -81,8 +85,13 @@ class KeptRows:
         self._scores += (self.scale * np.asarray(alpha)) * self._held_products
         return sums
 
+    def end_solve(self) -> None:
+        """The solve is over (solvers.cg): its iterate is no longer tracked, since whatever moves that array
+        next (the final steps on the whole matrix, on the same buffers) does so without these steps."""
+        self._iterate, self._scores, self._held_products = None, None, None
+
     def tracked_scores(self, W: np.ndarray) -> np.ndarray | None:
-        """Z_h W where W is the iterate the steps have moved (a copy), else None."""
+        """Z_h W where W is the iterate a running solve's steps have moved (a copy), else None."""
         return self._scores.copy() if W is self._iterate and self._scores is not None else None
 
     @property
@@ -100,7 +109,8 @@ class HeldOutRows:
 
     def matvec(self, W: np.ndarray) -> np.ndarray:
         tracked = self.kept.tracked_scores(W)
-        return self.score_in_full(W) if tracked is None else tracked.reshape((self.shape[0],) + W.shape[1:])
+        scores = self.score_in_full(W) if tracked is None else tracked
+        return scores.reshape((self.shape[0],) + np.shape(W)[1:])
 
     def score_in_full(self, W: np.ndarray) -> np.ndarray:
         """Z_h W by the whole matrix's gather (zeros where W is zero), as (held-out rows, C)."""

@@ -290,9 +290,9 @@ class _FeatureRidge(BaseEstimator):
         return held
 
     def _split(self, operator, Y: np.ndarray, held: np.ndarray) -> tuple:
-        """(Z of the rows not held out, their targets, Z of the held-out rows, theirs): views of Z's rows
-        where the operator has them (`kept_rows`: RB, whose steps on the kept rows also score the held-out
-        ones), else copies, checked against the memory limit beside Z first."""
+        """(operator of the rows not held out, their targets, operator of the held-out rows, theirs): without
+        a copy of Z's rows where the operator offers it (`kept_rows`: RB, whose steps on the kept rows also
+        score the held-out ones), else copies, checked against the memory limit beside Z first."""
         if hasattr(operator, "kept_rows"):
             kept = operator.kept_rows(held)
             return kept, Y[~held], kept.held_out, Y[held]

@@ -70,9 +70,12 @@ class CGBuffers:
 
     def take(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
         """The array kept as `name` where it has this shape (its old values), else a new one (float64, C
-        order, its pages mapped by map_new_pages), kept from then on."""
+        order, its pages mapped by map_new_pages), kept from then on. A new shape (a narrower last block of
+        targets) lets go of every kept array first, so that old and new are not held at once."""
         array = self._arrays.get(name)
         if array is None or array.shape != shape:
+            if array is not None:
+                self._arrays.clear()
             array = self._arrays[name] = map_new_pages(np.empty(shape))
         return array
 
@@ -148,15 +151,7 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
     if (rhs is None and x0 is None and callback is None and not preconditioned and hasattr(Z, "row_gram")
             and rows_pay(*Z.shape)):
         return ridge_cg_rows(Z, Y, lam, maxit, tol)
-    if rhs is None:
-        Y2 = np.asarray(Y, dtype=np.float64).reshape(Z.shape[0], -1)
-        B = Z.rmatvec(Y2) if buffers is None else Z.rmatvec(Y2, out=buffers.take("residual", (Z.shape[1], Y2.shape[1])))
-    elif buffers is None:
-        B = np.array(rhs, dtype=np.float64).reshape(Z.shape[1], -1)
-    else:
-        given = np.asarray(rhs, dtype=np.float64).reshape(Z.shape[1], -1)
-        B = buffers.take("residual", given.shape)
-        np.copyto(B, given)
+    B = _right_hand_side(Z, Y, rhs, buffers)
     n_cols, C = B.shape
     bnorm = np.sqrt(np.einsum("ij,ij->j", B, B))
     bnorm[bnorm == 0] = 1.0
@@ -206,8 +201,24 @@ def ridge_cg(Z, Y: np.ndarray | None, lam: float, maxit: int = MAXIT, tol: float
         active &= np.sqrt(rr) > tol * bnorm
         if callback is not None and callback(it, W):
             break
+    if hasattr(Z, "end_solve"):  # an operator that tracked this solve's iterate (solvers.operator)
+        Z.end_solve()
     rel = np.sqrt(rr) / bnorm
     return CGResult(coef=W, iterations=it, relative_residual=rel, converged=bool((rel <= tol).all()))
+
+
+def _right_hand_side(Z, Y: np.ndarray | None, rhs: np.ndarray | None, buffers: CGBuffers | None) -> np.ndarray:
+    """Z^T Y (D x C), or the given rhs, in an array of its own: the solve's first residual, updated in place."""
+    if rhs is None:
+        Y2 = np.asarray(Y, dtype=np.float64).reshape(Z.shape[0], -1)
+        shape = (Z.shape[1], Y2.shape[1])
+        return Z.rmatvec(Y2) if buffers is None else Z.rmatvec(Y2, out=buffers.take("residual", shape)).reshape(shape)
+    if buffers is None:
+        return np.array(rhs, dtype=np.float64).reshape(Z.shape[1], -1)
+    given = np.asarray(rhs, dtype=np.float64).reshape(Z.shape[1], -1)
+    B = buffers.take("residual", given.shape)
+    np.copyto(B, given)
+    return B
 
 
 def _ratio_where(mask: np.ndarray, num: np.ndarray, den: np.ndarray) -> np.ndarray:

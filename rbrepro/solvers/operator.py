@@ -1,5 +1,6 @@
 """What the solvers see of a feature matrix Z (N x D): an operator, not a data type (as Falkon's
-solvers do). Every operator has `shape`, `matvec(W) = Z W`, `rmatvec(V) = Z^T V`, `gram_diagonal()`
+solvers do). Every operator has `shape`, `matvec(W) = Z W`, `rmatvec(V, out=None) = Z^T V` (into `out`,
+a (D, C) buffer, where given), `gram_diagonal()`
 (diag Z^T Z, the Jacobi preconditioner) and `to_csr()` or a dense `Z` for the direct solve
 (`FeatureOperator` declares the first four). The rest are optional, and a solver uses them where
 they exist (it asks with `hasattr`):
@@ -19,8 +20,12 @@ they exist (it asks with `hasattr`):
   preconditioner) is evaluated once a level;
 - `one_value_columns()`: (ids, offsets, value) when every row holds the same number of entries of
   one value, stored as column ids (Random Binning), for coordinate descent by columns;
-- `rows(mask)`: the operator of the rows a boolean mask selects, with the same columns (a held-out
-  split, solvers.stopping).
+- `rows(mask)`: the operator of the rows a boolean mask selects, with the same columns (a copy: a
+  distributed worker's held-out split, solvers.stopping);
+- `kept_rows(held)`: the rows a held-out split keeps without a copy, its `held_out` the held-out rows'
+  operator (early stopping's search on one machine, Random Binning: `features.kept_rows`);
+- `end_solve()`: called when a CG solve ends, so that an operator tracking the solve's iterate
+  (`kept_rows`) stops.
 
 `features.BinnedMatrix` implements the protocol for Random Binning, `DenseOperator` here for dense
 features (RF, Nystrom); `as_operator` wraps a plain array. solvers/ imports nothing from features/.
@@ -71,11 +76,11 @@ class DenseOperator:
 
 def into(result: np.ndarray, out: np.ndarray | None) -> np.ndarray:
     """result, or result copied into `out` where the caller gave a buffer (an operator's rmatvec whose
-    product is made elsewhere: BLAS, the workers)."""
+    product is made elsewhere: BLAS, the workers), in result's shape."""
     if out is None:
         return result
     np.copyto(out, result.reshape(out.shape))
-    return out
+    return out.reshape(result.shape)
 
 
 def as_operator(Z) -> FeatureOperator:
