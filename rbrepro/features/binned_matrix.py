@@ -273,31 +273,35 @@ class BinnedMatrix:
         a copy of their ids, with the held-out rows' operator as `.held_out` (`features.kept_rows`)."""
         from rbrepro.features.kept_rows import KeptRows  # it borrows this class's diagonal
 
-        held = np.asarray(held)
-        if held.dtype != bool or held.shape != (self.n_rows,):
-            raise InvalidParameter(f"kept_rows: a boolean mask of the {self.n_rows} rows is needed, got "
-                                   f"{held.dtype} of shape {held.shape}")
-        return KeptRows(self, held)
+        return KeptRows(self, self._row_mask(held, "kept_rows"))
+
+    def _row_mask(self, mask, what: str) -> np.ndarray:
+        """mask as a boolean array of this matrix's rows, else a refusal naming `what` asked for it."""
+        mask = np.asarray(mask)
+        if mask.dtype != bool or mask.shape != (self.n_rows,):
+            raise InvalidParameter(f"{what}: a boolean mask of the {self.n_rows} rows is needed, got {mask.dtype} "
+                                   f"of shape {mask.shape}")
+        return mask
+
+    def counts_without(self, rows: np.ndarray) -> np.ndarray:
+        """S^T 1 of every row but `rows` (increasing row numbers): the counts less those rows' (exact:
+        integers in float64), counted over the rows left out, not over the many kept."""
+        left_out = np.empty(self.n_columns)
+        count_rows(self.ids, rows, self.offsets, left_out)
+        return self.column_counts() - left_out
 
     def rows(self, mask: np.ndarray) -> BinnedMatrix:
         """The rows `mask` selects (a copy of their ids, `take_rows`), the same columns: a column none of
         them holds stays, empty (solvers.operator)."""
-        mask = np.asarray(mask)
-        if mask.dtype != bool or mask.shape != (self.n_rows,):
-            raise InvalidParameter(f"rows: a boolean mask of the {self.n_rows} rows is needed, got {mask.dtype} "
-                                   f"of shape {mask.shape}")
+        mask = self._row_mask(mask, "rows")
         rows = np.flatnonzero(mask)
         ids = map_new_pages(np.empty((self.n_grids, len(rows)), dtype=self.ids.dtype))
         take_rows(self.ids, rows, ids)
         kept = BinnedMatrix(ids, self.offsets, self.memory_limit_gb)
         if 2 * len(rows) > self.n_rows:  # a weak link: the kept rows never hold the whole matrix alive
             kept._tuples_from = (weakref.ref(self), rows)
-        if self._column_counts is not None and 2 * len(rows) > self.n_rows:
-            # most rows kept, their counts known: the counts less those of the rows left out (exact: integers
-            # in float64), counted over the few rows, not the many
-            left_out = np.empty(self.n_columns)
-            count_rows(self.ids, np.flatnonzero(~mask), self.offsets, left_out)
-            kept._column_counts = self._column_counts - left_out
+        if self._column_counts is not None and 2 * len(rows) > self.n_rows:  # most rows kept, their counts known
+            kept._column_counts = self.counts_without(np.flatnonzero(~mask))
         return kept
 
     def one_value_columns(self) -> tuple[np.ndarray, np.ndarray, float]:

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from rbrepro.features._rows_kernels import count_rows
-
 
 class KeptRows:
     """The rows of `whole` (a BinnedMatrix) that `held` (a boolean mask of its rows) does not hold out, as a
@@ -49,11 +47,9 @@ class KeptRows:
         return self.whole.rmatvec(spread, out)
 
     def column_counts(self) -> np.ndarray:
-        """S_k^T 1: the whole matrix's counts less the held-out rows' (exact: integers in float64)."""
+        """S_k^T 1: the whole matrix's counts less the held-out rows' (`counts_without`), kept."""
         if self._column_counts is None:
-            held = np.empty(self.whole.n_columns)
-            count_rows(self.whole.ids, self.held_rows, self.whole.offsets, held)
-            self._column_counts = self.whole.column_counts() - held
+            self._column_counts = self.whole.counts_without(self.held_rows)
         return self._column_counts
 
     def gram_diagonal(self) -> np.ndarray:
